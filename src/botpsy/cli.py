@@ -1,0 +1,413 @@
+"""botpsy's command line. Every failure a user can cause ends in one clear line, never a traceback.
+
+Commands: run, chat, demo, tasks generate|check, eval worlds, recipe, tools list.
+Set BOTPSY_DEBUG=1 to see tracebacks of unexpected errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from datetime import date
+from pathlib import Path
+
+from rich.console import Console
+
+console = Console(stderr=True, highlight=False)
+out = Console(highlight=False, soft_wrap=True)
+
+
+class UsageError(Exception):
+    """Bad input from the user: the message says what was expected."""
+
+
+# ---- helpers -------------------------------------------------------------------------------------
+
+
+def _engine(model: str | None, n_ctx: int = 4096, threads: int | None = None):
+    from botpsy.models import load_engine
+
+    return load_engine(model, n_ctx=n_ctx, n_threads=threads)
+
+
+def _confirm_fn(yes: bool):
+    from botpsy.agent.loop import approve_all, decline_all
+
+    if yes:
+        return approve_all
+    if not sys.stdin.isatty():
+        return decline_all
+
+    def ask(call, tool) -> bool:
+        labels = ", ".join(k for k, v in tool.labels.as_dict().items() if v)
+        args = ", ".join(f"{k}={v!r}" for k, v in call.arguments.items())
+        answer = console.input(f"[bold yellow]Allow[/] {call.name}({args}) [dim]({labels})[/]? [y/N] ")
+        return answer.strip().lower() in ("y", "yes")
+
+    return ask
+
+
+def _system_today() -> str:
+    from botpsy.worlds.calendar import system_prompt
+
+    return system_prompt(date.today())
+
+
+def _print_event(ev) -> None:
+    if ev.kind == "model":
+        for c in ev.data.get("calls", []):
+            call = json.loads(c)
+            args = ", ".join(f"{k}={v!r}" for k, v in call["arguments"].items())
+            console.print(f"  [cyan]→ {call['name']}[/]({args})")
+        for e in ev.data.get("errors", []):
+            console.print(f"  [red]✗ unparseable output:[/] {e}")
+    elif ev.kind == "tool":
+        console.print(f"  [dim]← {ev.data['result'][:200]}[/]")
+    elif ev.kind == "confirm" and not ev.data["approved"]:
+        console.print("  [yellow]declined[/] (pass --yes to approve actions)")
+    elif ev.kind == "error":
+        console.print(f"  [red]{ev.data['message']}[/]")
+
+
+def _timing_line(trace) -> str:
+    if not trace.timings:
+        return ""
+    t0 = trace.timings[0]
+    gen = sum(t.generated_tokens for t in trace.timings)
+    dec = [t.decode_tok_s for t in trace.timings if t.decode_tok_s > 0]
+    return (
+        f"ttft {t0.ttft_s * 1000:.0f} ms · prefill {t0.prefill_tok_s:.0f} tok/s · "
+        f"decode {sum(dec) / max(len(dec), 1):.0f} tok/s · {gen} tokens in {len(trace.timings)} steps"
+    )
+
+
+# ---- commands -----------------------------------------------------------------------------------
+
+
+def cmd_run(a) -> int:
+    from botpsy.agent.environments import WorkspaceEnv
+    from botpsy.agent.loop import Agent, AgentConfig
+
+    engine = _engine(a.model, threads=a.threads)
+    env = WorkspaceEnv(a.workspace)
+    agent = Agent(
+        engine,
+        env,
+        _system_today(),
+        AgentConfig(max_tokens=a.max_tokens),
+        _confirm_fn(a.yes),
+        on_event=None if a.json else _print_event,
+    )
+    trace = agent.send(a.request)
+    if a.json:
+        d = trace.to_dict()
+        d["model"] = engine.name
+        d["workspace"] = str(env.root)
+        out.print(json.dumps(d, ensure_ascii=False))
+    else:
+        out.print(trace.final_answer or "(no answer)")
+        console.print(f"[dim]{_timing_line(trace)}[/]")
+    if env.store_errors:
+        console.print(f"[red]error:[/] {env.store_errors[0]}")
+        return 1
+    return 0 if trace.stopped == "answer" else 1
+
+
+def cmd_chat(a) -> int:
+    from botpsy.agent.environments import WorkspaceEnv
+    from botpsy.agent.loop import Agent, AgentConfig
+
+    engine = _engine(a.model, threads=a.threads)
+    env = WorkspaceEnv(a.workspace)
+    agent = Agent(
+        engine,
+        env,
+        _system_today(),
+        AgentConfig(max_tokens=a.max_tokens),
+        _confirm_fn(a.yes),
+        on_event=_print_event,
+    )
+    console.print(f"[bold]botpsy[/] · {engine.name} · workspace {env.root} · empty line or Ctrl-D to quit")
+    while True:
+        try:
+            text = console.input("[bold green]you>[/] ")
+        except (EOFError, KeyboardInterrupt):
+            break
+        if not text.strip():
+            break
+        trace = agent.send(text)
+        out.print(f"[bold blue]botpsy>[/] {trace.final_answer or '(no answer)'}")
+        console.print(f"[dim]{_timing_line(trace)}[/]")
+    return 0
+
+
+DEMO_REQUESTS = [
+    "Add a dentist appointment on December 3 2026 at 10am",
+    "What do I have on December 3?",
+    "Move my dentist appointment to December 4 at 2pm",
+    "Hi! What can you do?",
+]
+
+
+def cmd_demo(a) -> int:
+    from botpsy.agent.environments import WorkspaceEnv
+    from botpsy.agent.loop import Agent, AgentConfig, approve_all
+
+    engine = _engine(a.model, threads=a.threads)
+    with tempfile.TemporaryDirectory(prefix="botpsy-demo-") as tmp:
+        env = WorkspaceEnv(tmp)
+        console.print(f"[bold]botpsy demo[/] · model {engine.name} · temporary workspace {tmp}")
+        console.print("[dim]actions are auto-approved in the demo; `botpsy chat` asks before each one[/]\n")
+        for req in DEMO_REQUESTS:
+            # One fresh conversation per request keeps the tour close to what the model was trained on.
+            agent = Agent(
+                engine,
+                env,
+                _system_today(),
+                AgentConfig(max_tokens=a.max_tokens),
+                approve_all,
+                on_event=_print_event,
+            )
+            out.print(f"[bold green]you>[/] {req}")
+            trace = agent.send(req)
+            out.print(f"[bold blue]botpsy>[/] {trace.final_answer or '(no answer)'}")
+            console.print(f"[dim]{_timing_line(trace)}[/]\n")
+        cal = env.calendar_path
+        out.print(f"[bold]{cal.name} now holds:[/]")
+        out.print(cal.read_text() if cal.exists() else "(no events)")
+    return 0
+
+
+def cmd_tasks_generate(a) -> int:
+    from botpsy.worlds import DOMAINS, get_domain
+
+    names = sorted(DOMAINS) if a.domain == "all" else [a.domain]
+    tasks = [t for name in names for t in get_domain(name).generate(a.n, a.seed, a.split)]
+    lines = "".join(t.to_json() + "\n" for t in tasks)
+    if a.out:
+        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(a.out).write_text(lines)
+        console.print(f"wrote {len(tasks)} tasks to {a.out}")
+    else:
+        sys.stdout.write(lines)
+    return 0
+
+
+def _read_tasks(path: str):
+    from botpsy.worlds.base import Task
+
+    p = Path(path)
+    if not p.exists():
+        raise UsageError(f"task file not found: {path}")
+    tasks, bad = [], 0
+    for line in p.read_text().splitlines():
+        if not line.strip():
+            continue
+        try:
+            tasks.append(Task.from_json(line))
+        except (json.JSONDecodeError, TypeError, KeyError):
+            bad += 1
+    return tasks, bad
+
+
+def cmd_tasks_check(a) -> int:
+    from botpsy.worlds import get_domain, replay_gold
+
+    tasks, bad = _read_tasks(a.file)
+    failed = 0
+    for t in tasks:
+        try:
+            ok, why = replay_gold(get_domain(t.domain), t)
+        except KeyError as e:
+            ok, why = False, str(e)
+        if not ok:
+            failed += 1
+            out.print(f"[red]FAIL[/] {t.id}: {why}")
+    out.print(
+        f"{len(tasks) - failed}/{len(tasks)} gold trajectories reach their expected state"
+        + (f"; {bad} unparseable line(s) skipped" if bad else "")
+    )
+    return 0 if failed == 0 and bad == 0 and tasks else 1
+
+
+def cmd_eval_worlds(a) -> int:
+    from rich.progress import Progress
+
+    from botpsy.agent.loop import AgentConfig
+    from botpsy.engine.oracle import OracleEngine
+    from botpsy.eval.worlds import evaluate
+    from botpsy.worlds import get_domain
+
+    domain = get_domain(a.domain)
+    tasks = domain.generate(a.n, a.seed, "eval")
+    models = a.model or (["oracle"] if a.backend == "oracle" else ["embedded"])
+    summaries = []
+    for m in models:
+        if a.backend == "oracle" or m == "oracle":
+            engine_for, name = (lambda t: OracleEngine(t.gold_messages())), "oracle"
+        else:
+            engine = _engine(m, threads=a.threads)
+            engine_for, name = (lambda t, e=engine: e), engine.name
+        with Progress(console=console, transient=True) as prog:
+            bar = prog.add_task(f"{name}", total=len(tasks))
+            rep = evaluate(
+                engine_for,
+                domain,
+                tasks,
+                name,
+                AgentConfig(max_tokens=a.max_tokens),
+                progress=lambda r, b=bar: prog.advance(b),
+            )
+        summaries.append(rep.summary())
+        if a.out:
+            Path(a.out).mkdir(parents=True, exist_ok=True)
+            rows = [r.__dict__ for r in rep.results]
+            (Path(a.out) / f"worlds-{a.domain}-{name}.jsonl").write_text(
+                "".join(json.dumps(r) + "\n" for r in rows)
+            )
+        if not a.json:
+            s = rep.summary()
+            out.print(
+                f"[bold]{name}[/] on {s['n']} held-out {a.domain} tasks: success {s['success']:.1%}, "
+                f"exact calls {s['tool_call_exact']:.1%}, parse errors {s['parse_error_rate']:.1%}, "
+                f"no-call accuracy {s['no_call_accuracy']:.1%}"
+            )
+            out.print("  by kind: " + ", ".join(f"{k} {v:.0%}" for k, v in s["by_kind"].items()))
+            if s["failures"]:
+                out.print("  failures: " + ", ".join(f"{k} ×{v}" for k, v in s["failures"].items()))
+    if a.json:
+        out.print(json.dumps(summaries[0] if len(summaries) == 1 else {**summaries[0], "models": summaries}))
+    return 0
+
+
+def cmd_recipe(a) -> int:
+    from botpsy.train.recipe import run_recipe
+
+    return run_recipe(
+        a.preset, a.stages, a.out, a.dry_run, overrides=a.set or [], log=lambda s: console.print(s)
+    )
+
+
+def cmd_tools_list(a) -> int:
+    from botpsy.tools.calendar import TOOLS
+
+    rows = [
+        {
+            "name": t.name,
+            "suite": t.suite,
+            "labels": t.labels.as_dict(),
+            "description": t.description,
+            "parameters": t.parameters,
+        }
+        for t in TOOLS
+    ]
+    if a.json:
+        out.print(json.dumps({"tools": rows}))
+    else:
+        for r in rows:
+            labels = ",".join(k for k, v in r["labels"].items() if v) or "read-only"
+            out.print(f"{r['suite']:10} {r['name']:18} [{labels}] {r['description']}")
+    return 0
+
+
+# ---- parser -------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="botpsy", description="An on-device personal assistant.")
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    def model_args(sp, workspace=True):
+        sp.add_argument("--model", help="GGUF file or model folder (default: the embedded model)")
+        sp.add_argument("--threads", type=int, help="CPU threads for llama.cpp")
+        sp.add_argument("--max-tokens", type=int, default=384, help="token cap per model step")
+        if workspace:
+            sp.add_argument(
+                "--workspace",
+                default=str(Path.home() / ".botpsy" / "workspace"),
+                help="folder with your calendar.ics (default ~/.botpsy/workspace)",
+            )
+            sp.add_argument("--yes", action="store_true", help="approve every action without asking")
+
+    sp = sub.add_parser("run", help="answer one request")
+    sp.add_argument("request")
+    sp.add_argument("--json", action="store_true", help="print the trace as JSON")
+    model_args(sp)
+    sp.set_defaults(fn=cmd_run)
+
+    sp = sub.add_parser("chat", help="interactive assistant")
+    model_args(sp)
+    sp.set_defaults(fn=cmd_chat)
+
+    sp = sub.add_parser("demo", help="a short scripted tour in a temporary workspace")
+    model_args(sp, workspace=False)
+    sp.set_defaults(fn=cmd_demo)
+
+    tasks = sub.add_parser("tasks", help="world tasks").add_subparsers(dest="sub", required=True)
+    sp = tasks.add_parser("generate", help="generate tasks with gold actions")
+    sp.add_argument("--domain", default="calendar")
+    sp.add_argument("--n", type=int, default=10)
+    sp.add_argument("--seed", type=int, default=0)
+    sp.add_argument("--split", choices=["train", "eval"], default="eval")
+    sp.add_argument("--out", help="JSONL file (default: stdout)")
+    sp.set_defaults(fn=cmd_tasks_generate)
+    sp = tasks.add_parser("check", help="replay every gold trajectory to its expected state hash")
+    sp.add_argument("file")
+    sp.set_defaults(fn=cmd_tasks_check)
+
+    ev = sub.add_parser("eval", help="evaluation").add_subparsers(dest="sub", required=True)
+    sp = ev.add_parser("worlds", help="held-out world tasks")
+    sp.add_argument("--domain", default="calendar")
+    sp.add_argument("--n", type=int, default=50)
+    sp.add_argument("--seed", type=int, default=1000)
+    sp.add_argument("--model", action="append", help="repeat to compare models; 'oracle' for the gold oracle")
+    sp.add_argument("--backend", choices=["llamacpp", "oracle"], default="llamacpp")
+    sp.add_argument("--threads", type=int)
+    sp.add_argument("--max-tokens", type=int, default=256)
+    sp.add_argument("--out", help="folder for per-task results")
+    sp.add_argument("--json", action="store_true", help="last line: one JSON object with the figures")
+    sp.set_defaults(fn=cmd_eval_worlds)
+
+    sp = sub.add_parser("recipe", help="the training recipe")
+    sp.add_argument("--preset", choices=["tiny", "scale"], default="tiny")
+    sp.add_argument("--stages", default="sft", help="comma-separated: sft,mopd,rl1,rl2")
+    sp.add_argument("--out", default="runs")
+    sp.add_argument("--dry-run", action="store_true", help="print the resolved stages and configs only")
+    sp.add_argument("--set", action="append", metavar="STAGE.KEY=VALUE", help="override a config field")
+    sp.set_defaults(fn=cmd_recipe)
+
+    tools = sub.add_parser("tools", help="the installed tools").add_subparsers(dest="sub", required=True)
+    sp = tools.add_parser("list")
+    sp.add_argument("--json", action="store_true")
+    sp.set_defaults(fn=cmd_tools_list)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    from botpsy.engine.base import EngineError
+    from botpsy.stores.ics import StoreError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return args.fn(args)
+    except (UsageError, EngineError, StoreError, ValueError) as e:
+        console.print(f"[red]error:[/] {e}")
+        return 2
+    except KeyError as e:
+        console.print(f"[red]error:[/] {e.args[0] if e.args else e}")
+        return 2
+    except KeyboardInterrupt:
+        console.print("interrupted")
+        return 130
+    except Exception as e:
+        if os.environ.get("BOTPSY_DEBUG"):
+            raise
+        console.print(f"[red]internal error:[/] {type(e).__name__}: {e} (set BOTPSY_DEBUG=1 for details)")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

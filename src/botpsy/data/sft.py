@@ -1,0 +1,74 @@
+"""SFT examples from world gold conversations, tokenized the way the agent will see them.
+
+Each example is `input_ids` plus `assistant_masks` (1 on tokens the model must produce: its
+reasoning, text, calls and end-of-turn marker; 0 on system, user and tool-response tokens), the
+columns TRL's `SFTTrainer` turns into labels. The text is tokenized block by block, exactly as the
+agent appends blocks at run time (`ChatFormat.segments`), so training and inference agree token
+for token — re-tokenizing a whole rendered conversation could merge tokens across block borders.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from botpsy.protocol.formats import ChatFormat
+from botpsy.protocol.messages import Message
+from botpsy.worlds.base import Task
+
+Tokenize = Callable[[str], list[int]]
+
+
+def conversation_messages(tasks: list[Task]) -> list[Message]:
+    """System, then each task's user request and gold conversation, one after the other."""
+    if not tasks:
+        raise ValueError("a conversation needs at least one task")
+    msgs = [Message("system", tasks[0].system)]
+    for t in tasks:
+        msgs.append(Message("user", t.user))
+        msgs.extend(t.gold_messages())
+    return msgs
+
+
+def tokenize_conversation(
+    messages: list[Message], tools: list[dict], fmt: ChatFormat, tokenize: Tokenize
+) -> dict[str, list[int]]:
+    ids: list[int] = []
+    mask: list[int] = []
+    for text, generated in fmt.segments(messages, tools):
+        piece = tokenize(text)
+        ids.extend(piece)
+        mask.extend([1 if generated else 0] * len(piece))
+    return {"input_ids": ids, "assistant_masks": mask}
+
+
+def build_examples(
+    conversations: Iterable[list[Task]], tools: list[dict], fmt: ChatFormat, tokenize: Tokenize
+) -> list[dict[str, list[int]]]:
+    return [tokenize_conversation(conversation_messages(c), tools, fmt, tokenize) for c in conversations]
+
+
+def write_jsonl(rows: Iterable[dict], path: Path) -> int:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    n = 0
+    with open(path, "w") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+            n += 1
+    return n
+
+
+def read_jsonl(path: Path) -> tuple[list[dict], int]:
+    """Rows of a JSONL file, and how many lines could not be parsed (reported, skipped)."""
+    rows, bad = [], 0
+    with open(path) as f:
+        for line in f:
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                bad += 1
+    return rows, bad

@@ -1,0 +1,168 @@
+"""The on-device backend: a GGUF model through llama.cpp (llama-cpp-python), no torch needed.
+
+`Llama.generate` already re-evaluates only the suffix of a prompt that extends the cached one;
+this wrapper keeps that true by being fed append-only token ids, measures how much was reused,
+and turns every load failure (missing file, truncated GGUF, unknown architecture) into an
+`EngineError` with a one-line explanation.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from botpsy.engine.base import EngineError, Generation
+from botpsy.protocol.formats import IM_END, ChatFormat, detect_format
+from botpsy.protocol.messages import StepTiming
+
+GGUF_MAGIC = b"GGUF"
+
+
+def check_gguf(path: Path, what: str = "model") -> None:
+    if not path.exists():
+        raise EngineError(f"{what} file not found: {path}")
+    if path.is_dir():
+        raise EngineError(f"{what} path is a folder, expected a .gguf file: {path}")
+    with open(path, "rb") as f:
+        head = f.read(4)
+    if head != GGUF_MAGIC:
+        raise EngineError(f"{path} is not a GGUF file (starts with {head!r}, expected {GGUF_MAGIC!r})")
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """llama.cpp prints its load log on fd 2; keep it off the user's terminal."""
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield
+        return
+    with open(os.devnull, "w") as devnull:
+        os.dup2(devnull.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+class LlamaCppEngine:
+    def __init__(
+        self,
+        model_path: str | Path,
+        lora_path: str | Path | None = None,
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        chat_format: str | None = None,
+        seed: int = 0,
+        verbose: bool = False,
+    ):
+        from llama_cpp import Llama
+
+        model_path = Path(model_path)
+        check_gguf(model_path)
+        if lora_path is not None:
+            check_gguf(Path(lora_path), "LoRA adapter")
+        t0 = time.perf_counter()
+        ctx = contextlib.nullcontext() if verbose else _quiet_stderr()
+        try:
+            with ctx:
+                self.llm = Llama(
+                    model_path=str(model_path),
+                    lora_path=str(lora_path) if lora_path else None,
+                    n_ctx=n_ctx,
+                    n_threads=n_threads or min(os.cpu_count() or 2, 8),
+                    n_batch=512,
+                    seed=seed,
+                    verbose=verbose,
+                    use_mmap=lora_path is None,
+                )
+        except (ValueError, RuntimeError, OSError) as e:
+            raise EngineError(
+                f"llama.cpp could not load {model_path.name}: {e}. The file may be truncated or of an "
+                "architecture this llama.cpp build does not know."
+            ) from None
+        self.load_s = time.perf_counter() - t0
+        self.name = model_path.name if lora_path is None else f"{model_path.name}+{Path(lora_path).name}"
+        template = self.llm.metadata.get("tokenizer.chat_template")
+        self.chat_format = ChatFormat(chat_format or detect_format(template))
+        self.n_ctx = n_ctx
+        end_ids = self.llm.tokenize(IM_END.encode(), add_bos=False, special=True)
+        self.stop_ids = {self.llm.token_eos()}
+        if len(end_ids) == 1:
+            self.stop_ids.add(end_ids[0])
+        self.end_id = end_ids[0] if len(end_ids) == 1 else self.llm.token_eos()
+
+    def tokenize(self, text: str) -> list[int]:
+        return self.llm.tokenize(text.encode(), add_bos=False, special=True)
+
+    def detokenize(self, ids: list[int]) -> str:
+        return self.llm.detokenize(ids, special=True).decode("utf-8", errors="replace")
+
+    def cached_prefix(self, ids: list[int]) -> int:
+        n = 0
+        for a, b in zip(self.llm._input_ids[: self.llm.n_tokens], ids, strict=False):
+            if a != b:
+                break
+            n += 1
+        return n
+
+    def generate(
+        self,
+        prompt_ids: list[int],
+        max_tokens: int = 512,
+        temperature: float = 0.0,
+        on_text: Callable[[str], None] | None = None,
+        grammar=None,
+    ) -> Generation:
+        room = self.n_ctx - len(prompt_ids)
+        if room <= 8:
+            raise EngineError(
+                f"the conversation ({len(prompt_ids)} tokens) fills the context window ({self.n_ctx}); "
+                "start a new conversation or raise --n-ctx"
+            )
+        max_tokens = min(max_tokens, room - 1)
+        cached = min(self.cached_prefix(prompt_ids), len(prompt_ids) - 1)
+        t0 = time.perf_counter()
+        first = None
+        out: list[int] = []
+        stop = "length"
+        text_so_far = b""
+        for tok in self.llm.generate(
+            prompt_ids,
+            temp=temperature,
+            top_k=40 if temperature > 0 else 1,
+            top_p=0.95,
+            min_p=0.0,
+            repeat_penalty=1.0,
+            grammar=grammar,
+        ):
+            if first is None:
+                first = time.perf_counter()
+            if tok in self.stop_ids:
+                stop = "eos"
+                break
+            out.append(tok)
+            if on_text is not None:
+                piece = self.llm.detokenize([tok], prev_tokens=out[:-1], special=True)
+                text_so_far += piece
+                on_text(piece.decode("utf-8", errors="ignore"))
+            if len(out) >= max_tokens:
+                break
+        end = time.perf_counter()
+        first = first or end
+        new_prompt = len(prompt_ids) - cached
+        n_gen = len(out) + (1 if stop == "eos" else 0)
+        timing = StepTiming(
+            prompt_tokens=new_prompt,
+            cached_tokens=cached,
+            generated_tokens=n_gen,
+            ttft_s=first - t0,
+            prefill_tok_s=new_prompt / max(first - t0, 1e-9),
+            decode_tok_s=(n_gen - 1) / (end - first) if n_gen > 1 and end > first else 0.0,
+            total_s=end - t0,
+        )
+        return Generation(out + [self.end_id], self.detokenize(out), stop, timing)

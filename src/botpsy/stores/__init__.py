@@ -1,0 +1,1 @@
+"""Real local stores for the assistant's data, read and written atomically."""
