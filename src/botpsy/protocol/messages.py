@@ -7,6 +7,7 @@ mask of which ones the model generated), so training never re-tokenizes text the
 
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -54,7 +55,7 @@ class Message:
             args = fn.get("arguments", {})
             if isinstance(args, str):
                 args = json.loads(args or "{}")
-            calls.append(ToolCall(fn["name"], args))
+            calls.append(ToolCall(fn["name"], copy.deepcopy(args)))  # never alias the source dict
         return cls(
             role=d["role"],
             content=d.get("content") or "",
