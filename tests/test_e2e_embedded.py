@@ -1,0 +1,50 @@
+"""End to end through real llama.cpp inference with the embedded model (slow: loads and runs it)."""
+
+import json
+
+import pytest
+
+from botpsy.cli import main
+from botpsy.models import embedded_dir, resolve
+from botpsy.stores import ics
+
+pytestmark = pytest.mark.slow
+
+
+def test_embedded_model_resolves():
+    spec = resolve(None)
+    assert spec.base.exists() and spec.adapter is not None and spec.adapter.exists()
+    assert (embedded_dir() / "manifest.json").exists()
+
+
+def test_run_adds_the_dentist_appointment(tmp_path, capsys):
+    code = main(["run", "Add a dentist appointment on December 3 2026 at 10am", "--workspace", str(tmp_path),
+                 "--yes", "--json"])
+    trace = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert code == 0
+    calls = [c for c in trace["tool_calls"] if c["name"] == "create_event"]
+    assert calls, trace["tool_calls"]
+    assert calls[0]["arguments"]["start"].startswith("2026-12-03T10:00")
+    events = ics.load(tmp_path / "calendar.ics").events
+    assert [(e.start, "dentist" in e.title.casefold()) for e in events] == [("2026-12-03T10:00", True)]
+    assert trace["timings"][0]["decode_tok_s"] > 0
+
+
+def test_without_yes_and_without_a_terminal_actions_are_declined(tmp_path, capsys):
+    main(["run", "Add a dentist appointment on December 3 2026 at 10am", "--workspace", str(tmp_path), "--json"])
+    trace = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert any(e["kind"] == "confirm" and not e["data"]["approved"] for e in trace["events"])
+    assert not (tmp_path / "calendar.ics").exists() or ics.load(tmp_path / "calendar.ics").events == []
+
+
+def test_demo_runs(capsys):
+    assert main(["demo"]) == 0
+    assert "BEGIN:VCALENDAR" in capsys.readouterr().out
+
+
+def test_embedded_model_on_held_out_tasks(capsys):
+    """A floor far below the measured figure (see models/embedded/README.md): catches a broken adapter."""
+    assert main(["eval", "worlds", "--n", "10", "--seed", "1000", "--json"]) == 0
+    figures = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert figures["success"] >= 0.3
+    assert figures["parse_error_rate"] <= 0.2
