@@ -6,11 +6,8 @@ import pytest
 
 from botpsy.agent.environments import WorkspaceEnv
 from botpsy.agent.loop import Agent, AgentConfig, decline_all
-from botpsy.engine.base import EngineError, Generation
-from botpsy.engine.oracle import OracleEngine
+from botpsy.engine.oracle import OracleEngine, ScriptedEngine
 from botpsy.eval.worlds import evaluate
-from botpsy.protocol.formats import IM_END, ChatFormat
-from botpsy.protocol.messages import StepTiming
 from botpsy.stores import ics
 from botpsy.worlds import get_domain
 
@@ -21,29 +18,8 @@ CREATE = (
 )
 
 
-class Scripted:
-    """A backend that replies with fixed texts; token ids are bytes."""
-
-    name = "scripted"
-
-    def __init__(self, texts, fmt="qwen35"):
-        self.texts = list(texts)
-        self.chat_format = ChatFormat(fmt)
-        self.prompts: list[str] = []
-
-    def tokenize(self, text):
-        return list(text.encode())
-
-    def detokenize(self, ids):
-        return bytes(ids).decode()
-
-    def generate(self, prompt_ids, max_tokens=512, temperature=0.0, on_text=None):
-        self.prompts.append(self.detokenize(prompt_ids))
-        text = self.texts.pop(0)
-        if text is None:
-            raise EngineError("backend died")
-        ids = self.tokenize(text)
-        return Generation(ids + self.tokenize(IM_END), text, "eos", StepTiming(generated_tokens=len(ids)))
+def Scripted(texts):
+    return ScriptedEngine(texts)
 
 
 def test_oracle_scores_100_percent_through_the_loop():
@@ -83,7 +59,9 @@ def test_history_is_append_only_token_ids(tmp_path):
     agent.send("Add a dentist appointment on December 3 2026 at 10am")
     agent.send("hi")
     for earlier, later in zip(eng.prompts, eng.prompts[1:], strict=False):
-        assert later.startswith(earlier)  # every prompt extends the previous one: the prefix cache stays valid
+        assert later.startswith(
+            earlier
+        )  # every prompt extends the previous one: the prefix cache stays valid
     assert sum(agent.trace.generated_mask) > 0
     assert len(agent.trace.token_ids) == len(agent.trace.generated_mask)
 
@@ -109,7 +87,7 @@ def test_declined_confirmation_tells_the_model_and_changes_nothing(tmp_path):
     [
         "never closes the think",
         "r\n</think>\n\n<tool_call>\n<function=teleport>\n</function>\n</tool_call>",
-        'r\n</think>\n\n<tool_call>\n<function=create_event>\n<parameter=title>\nX\n</parameter>\n</function>\n</tool_call>',
+        "r\n</think>\n\n<tool_call>\n<function=create_event>\n<parameter=title>\nX\n</parameter>\n</function>\n</tool_call>",
     ],
 )
 def test_malformed_output_goes_back_as_an_error_and_the_session_continues(tmp_path, bad):
@@ -121,7 +99,9 @@ def test_malformed_output_goes_back_as_an_error_and_the_session_continues(tmp_pa
 
 
 def test_step_limit_and_dead_backend(tmp_path):
-    trace = Agent(Scripted([CREATE] * 3), WorkspaceEnv(tmp_path), "sys", AgentConfig(max_steps=3)).send("loop")
+    trace = Agent(Scripted([CREATE] * 3), WorkspaceEnv(tmp_path), "sys", AgentConfig(max_steps=3)).send(
+        "loop"
+    )
     assert trace.stopped == "step_limit"
     trace = Agent(Scripted([None]), WorkspaceEnv(tmp_path), "sys").send("x")
     assert trace.stopped == "error" and any(e.kind == "error" for e in trace.events)

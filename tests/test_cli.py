@@ -9,7 +9,9 @@ from botpsy.cli import main
 
 def test_tasks_generate_and_check(tmp_path, capsys):
     f = tmp_path / "t.jsonl"
-    assert main(["tasks", "generate", "--domain", "calendar", "--n", "12", "--seed", "11", "--out", str(f)]) == 0
+    assert (
+        main(["tasks", "generate", "--domain", "calendar", "--n", "12", "--seed", "11", "--out", str(f)]) == 0
+    )
     assert len(f.read_text().splitlines()) == 12
     assert main(["tasks", "check", str(f)]) == 0
     assert "12/12" in capsys.readouterr().out

@@ -18,8 +18,16 @@ def test_embedded_model_resolves():
 
 
 def test_run_adds_the_dentist_appointment(tmp_path, capsys):
-    code = main(["run", "Add a dentist appointment on December 3 2026 at 10am", "--workspace", str(tmp_path),
-                 "--yes", "--json"])
+    code = main(
+        [
+            "run",
+            "Add a dentist appointment on December 3 2026 at 10am",
+            "--workspace",
+            str(tmp_path),
+            "--yes",
+            "--json",
+        ]
+    )
     trace = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert code == 0
     calls = [c for c in trace["tool_calls"] if c["name"] == "create_event"]
@@ -31,7 +39,15 @@ def test_run_adds_the_dentist_appointment(tmp_path, capsys):
 
 
 def test_without_yes_and_without_a_terminal_actions_are_declined(tmp_path, capsys):
-    main(["run", "Add a dentist appointment on December 3 2026 at 10am", "--workspace", str(tmp_path), "--json"])
+    main(
+        [
+            "run",
+            "Add a dentist appointment on December 3 2026 at 10am",
+            "--workspace",
+            str(tmp_path),
+            "--json",
+        ]
+    )
     trace = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert any(e["kind"] == "confirm" and not e["data"]["approved"] for e in trace["events"])
     assert not (tmp_path / "calendar.ics").exists() or ics.load(tmp_path / "calendar.ics").events == []

@@ -31,7 +31,22 @@ def conversation() -> list[Message]:
         Message("tool", '{"events": []}', name="list_events"),
         Message("assistant", "Moved it to Friday at 15:00.", ""),
         Message("user", "Thanks! Anything with attendees [a, b] and 3 >= 2?"),
-        Message("assistant", "Here you go.", "Answer.", [ToolCall("create_event", {"title": "x", "start": "2026-12-05T09:00", "attendees": ["a", "b"], "duration_minutes": 30})]),
+        Message(
+            "assistant",
+            "Here you go.",
+            "Answer.",
+            [
+                ToolCall(
+                    "create_event",
+                    {
+                        "title": "x",
+                        "start": "2026-12-05T09:00",
+                        "attendees": ["a", "b"],
+                        "duration_minutes": 30,
+                    },
+                )
+            ],
+        ),
     ]
 
 
@@ -41,7 +56,9 @@ def test_rendering_matches_the_jinja_template_through_transformers(fmt):
     transformers = pytest.importorskip("transformers")
     from tokenizers import Tokenizer, models
 
-    tok = transformers.PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.WordLevel({"<unk>": 0}, "<unk>")))
+    tok = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer(models.WordLevel({"<unk>": 0}, "<unk>"))
+    )
     msgs = conversation()
     for thinking in (True, False):
         ours = ChatFormat(fmt).render(msgs, TOOL_LIST, add_generation_prompt=True, thinking=thinking)
@@ -114,22 +131,100 @@ CALL = "<tool_call>\n<function=list_events>\n<parameter=date>\n2026-12-03\n</par
 MALFORMED = [
     # (name, format, completion text after "<think>\n", expected error kind or None, calls parsed)
     ("unclosed think", "qwen35", "I am thinking forever", "unclosed_think", 0),
-    ("unclosed call at end is tolerated", "qwen35", "r\n</think>\n\n" + CALL.removesuffix("</tool_call>"), None, 1),
+    (
+        "unclosed call at end is tolerated",
+        "qwen35",
+        "r\n</think>\n\n" + CALL.removesuffix("</tool_call>"),
+        None,
+        1,
+    ),
     ("empty call", "qwen35", "r\n</think>\n\n<tool_call>", "unclosed_call", 0),
-    ("no function tag", "qwen35", "r\n</think>\n\n<tool_call>\nlist_events(date=1)\n</tool_call>", "no_function", 0),
-    ("unclosed parameter", "qwen35", "r\n</think>\n\n<tool_call>\n<function=list_events>\n<parameter=date>\n2026-12-03\n</function>\n</tool_call>", "unclosed_call", 0),
-    ("unknown function", "qwen35", "r\n</think>\n\n" + CALL.replace("list_events", "book_flight"), "unknown_function", 0),
-    ("missing argument", "qwen35", "r\n</think>\n\n<tool_call>\n<function=list_events>\n</function>\n</tool_call>", "bad_arguments", 0),
-    ("extra argument", "qwen35", "r\n</think>\n\n" + CALL.replace("</function>", "<parameter=colour>\nred\n</parameter>\n</function>"), "bad_arguments", 0),
-    ("mistyped integer", "qwen35", "r\n</think>\n\n<tool_call>\n<function=find_free_slots>\n<parameter=date>\n2026-12-03\n</parameter>\n<parameter=duration_minutes>\nan hour\n</parameter>\n</function>\n</tool_call>", "bad_arguments", 0),
+    (
+        "no function tag",
+        "qwen35",
+        "r\n</think>\n\n<tool_call>\nlist_events(date=1)\n</tool_call>",
+        "no_function",
+        0,
+    ),
+    (
+        "unclosed parameter",
+        "qwen35",
+        "r\n</think>\n\n<tool_call>\n<function=list_events>\n<parameter=date>\n2026-12-03\n</function>\n</tool_call>",
+        "unclosed_call",
+        0,
+    ),
+    (
+        "unknown function",
+        "qwen35",
+        "r\n</think>\n\n" + CALL.replace("list_events", "book_flight"),
+        "unknown_function",
+        0,
+    ),
+    (
+        "missing argument",
+        "qwen35",
+        "r\n</think>\n\n<tool_call>\n<function=list_events>\n</function>\n</tool_call>",
+        "bad_arguments",
+        0,
+    ),
+    (
+        "extra argument",
+        "qwen35",
+        "r\n</think>\n\n" + CALL.replace("</function>", "<parameter=colour>\nred\n</parameter>\n</function>"),
+        "bad_arguments",
+        0,
+    ),
+    (
+        "mistyped integer",
+        "qwen35",
+        "r\n</think>\n\n<tool_call>\n<function=find_free_slots>\n<parameter=date>\n2026-12-03\n</parameter>\n<parameter=duration_minutes>\nan hour\n</parameter>\n</function>\n</tool_call>",
+        "bad_arguments",
+        0,
+    ),
     ("stray closing tag", "qwen35", "r\n</think>\n\nsure </tool_call>", "stray_tag", 0),
-    ("bad json", "hermes", 'r\n</think>\n\n<tool_call>\n{"name": "list_events", "arguments": {"date": }\n</tool_call>', "bad_json", 0),
-    ("json without name", "hermes", 'r\n</think>\n\n<tool_call>\n{"arguments": {}}\n</tool_call>', "no_function", 0),
-    ("json arguments not an object", "hermes", 'r\n</think>\n\n<tool_call>\n{"name": "list_events", "arguments": [1]}\n</tool_call>', "bad_arguments", 0),
-    ("json arguments as a string", "hermes", 'r\n</think>\n\n<tool_call>\n{"name": "list_events", "arguments": "{\\"date\\": \\"2026-12-03\\"}"}\n</tool_call>', None, 1),
-    ("json mistyped", "hermes", 'r\n</think>\n\n<tool_call>\n{"name": "find_free_slots", "arguments": {"date": "2026-12-03", "duration_minutes": true}}\n</tool_call>', "bad_arguments", 0),
+    (
+        "bad json",
+        "hermes",
+        'r\n</think>\n\n<tool_call>\n{"name": "list_events", "arguments": {"date": }\n</tool_call>',
+        "bad_json",
+        0,
+    ),
+    (
+        "json without name",
+        "hermes",
+        'r\n</think>\n\n<tool_call>\n{"arguments": {}}\n</tool_call>',
+        "no_function",
+        0,
+    ),
+    (
+        "json arguments not an object",
+        "hermes",
+        'r\n</think>\n\n<tool_call>\n{"name": "list_events", "arguments": [1]}\n</tool_call>',
+        "bad_arguments",
+        0,
+    ),
+    (
+        "json arguments as a string",
+        "hermes",
+        'r\n</think>\n\n<tool_call>\n{"name": "list_events", "arguments": "{\\"date\\": \\"2026-12-03\\"}"}\n</tool_call>',
+        None,
+        1,
+    ),
+    (
+        "json mistyped",
+        "hermes",
+        'r\n</think>\n\n<tool_call>\n{"name": "find_free_slots", "arguments": {"date": "2026-12-03", "duration_minutes": true}}\n</tool_call>',
+        "bad_arguments",
+        0,
+    ),
     ("plain answer", "qwen35", "r\n</think>\n\nYou have nothing on Thursday.", None, 0),
-    ("two calls, one bad", "qwen35", "r\n</think>\n\n" + CALL + "\n" + CALL.replace("list_events", "nope"), "unknown_function", 1),
+    (
+        "two calls, one bad",
+        "qwen35",
+        "r\n</think>\n\n" + CALL + "\n" + CALL.replace("list_events", "nope"),
+        "unknown_function",
+        1,
+    ),
     ("garbage bytes", "qwen35", "\x00\x01<tool_call><function=", "unclosed_think", 0),
 ]
 

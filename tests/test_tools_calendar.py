@@ -3,7 +3,14 @@
 import pytest
 
 from botpsy.tools.base import Labels, ToolError, tool
-from botpsy.tools.calendar import TOOLS, CalendarState, create_event, delete_event, find_free_slots, update_event
+from botpsy.tools.calendar import (
+    TOOLS,
+    CalendarState,
+    create_event,
+    delete_event,
+    find_free_slots,
+    update_event,
+)
 
 
 def test_schema_is_derived_from_hints_and_docstring():
@@ -11,7 +18,11 @@ def test_schema_is_derived_from_hints_and_docstring():
     assert s["name"] == "create_event"
     props = s["parameters"]["properties"]
     assert props["duration_minutes"]["type"] == "integer"
-    assert props["attendees"] == {"type": "array", "items": {"type": "string"}, "description": "people invited"}
+    assert props["attendees"] == {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "people invited",
+    }
     assert s["parameters"]["required"] == ["title", "start"]
     assert create_event.defaults["duration_minutes"] == 60
 
@@ -57,8 +68,10 @@ def test_create_update_delete_and_free_slots():
     update_event(st, event_id=eid, start="2026-12-03T14:00")
     assert st.events[0].end == "2026-12-03T14:30"  # length kept
     free = find_free_slots(st, date="2026-12-03", duration_minutes=60)["free"]
-    assert free == [{"start": "2026-12-03T09:00", "end": "2026-12-03T14:00"},
-                    {"start": "2026-12-03T14:30", "end": "2026-12-03T18:00"}]
+    assert free == [
+        {"start": "2026-12-03T09:00", "end": "2026-12-03T14:00"},
+        {"start": "2026-12-03T14:30", "end": "2026-12-03T18:00"},
+    ]
     with pytest.raises(ToolError, match="no event with id"):
         delete_event(st, event_id="evt-99")
     delete_event(st, event_id=eid)

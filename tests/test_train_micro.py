@@ -28,8 +28,16 @@ def test_shared_prefix_loss_equals_plain_loss():
     from botpsy.train.sft import make_trainer_class
 
     torch.manual_seed(0)
-    model = LlamaForCausalLM(LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                                         num_attention_heads=4, num_key_value_heads=2, vocab_size=97))
+    model = LlamaForCausalLM(
+        LlamaConfig(
+            hidden_size=64,
+            intermediate_size=128,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            vocab_size=97,
+        )
+    )
     prefix = [5, 6, 7, 8, 9, 10]
     ids = torch.tensor([prefix + [11, 12, 13, 14, 0], prefix + [21, 22, 23, 24, 25]])
     attn = torch.tensor([[1] * 10 + [0], [1] * 11])
@@ -38,6 +46,8 @@ def test_shared_prefix_loss_equals_plain_loss():
     labels[attn == 0] = -100
     trainer_cls = make_trainer_class()
     trainer_cls.prefix_ids = prefix
-    ours = trainer_cls.compute_loss(object.__new__(trainer_cls), model, {"input_ids": ids, "attention_mask": attn, "labels": labels})
+    ours = trainer_cls.compute_loss(
+        object.__new__(trainer_cls), model, {"input_ids": ids, "attention_mask": attn, "labels": labels}
+    )
     plain = model(input_ids=ids, attention_mask=attn, labels=labels).loss
     assert torch.allclose(ours, plain, atol=1e-5)

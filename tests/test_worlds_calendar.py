@@ -38,7 +38,9 @@ def test_train_and_eval_templates_and_streams_are_disjoint():
     train = {t.user for t in DOMAIN.generate(300, 0, "train")}
     evals = DOMAIN.generate(100, 0, "eval")
     # requests with a template (not small talk / out-of-scope) never repeat across splits
-    overlap = [t.user for t in evals if t.user in train and t.kind in ("single", "multi_step", "missing_info")]
+    overlap = [
+        t.user for t in evals if t.user in train and t.kind in ("single", "multi_step", "missing_info")
+    ]
     assert overlap == []
 
 
@@ -68,7 +70,9 @@ def test_checker_rules():
     no_call = next(t for t in tasks if t.kind == "no_call")
     initial = make_world(DOMAIN, no_call).hash()
     assert check_trace(no_call, _trace(no_call, answer="hello"), initial, mutating).success
-    bad = check_trace(no_call, _trace(no_call, [ToolCall("list_events", {"date": "2026-12-01"})], "hi"), initial, mutating)
+    bad = check_trace(
+        no_call, _trace(no_call, [ToolCall("list_events", {"date": "2026-12-01"})], "hi"), initial, mutating
+    )
     assert not bad.success and "none was needed" in bad.reason
     capped = check_trace(no_call, _trace(no_call, answer="hello", stopped="token_cap"), initial, mutating)
     assert not capped.success

@@ -291,6 +291,41 @@ def cmd_recipe(a) -> int:
     )
 
 
+def cmd_bench(a) -> int:
+    from dataclasses import asdict
+
+    from botpsy.bench.device import bench_model, write_report
+
+    models = a.model or [None]
+    results = [
+        bench_model(m, tasks=a.tasks, threads=a.threads, log=lambda s: console.print(f"[dim]{s}[/]"))
+        for m in models
+    ]
+    folder = write_report(results, Path(a.out))
+    if not a.json:
+        out.print((folder / "bench.md").read_text())
+        out.print(f"report: {folder / 'bench.md'}, {folder / 'bench.png'}")
+    else:
+        rows = [asdict(r) for r in results]
+        out.print(json.dumps(rows[0] if len(rows) == 1 else {**rows[0], "models": rows}))
+    return 0
+
+
+def cmd_serve(a) -> int:
+    from botpsy.serve import make_server
+
+    engine = _engine(a.model, n_ctx=a.n_ctx, threads=a.threads)
+    server = make_server(engine, a.host, a.port)
+    console.print(f"serving {engine.name} at http://{a.host}:{server.server_port}/v1 (Ctrl-C to stop)")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
 def cmd_tools_list(a) -> int:
     from botpsy.tools.calendar import TOOLS
 
@@ -378,6 +413,24 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--dry-run", action="store_true", help="print the resolved stages and configs only")
     sp.add_argument("--set", action="append", metavar="STAGE.KEY=VALUE", help="override a config field")
     sp.set_defaults(fn=cmd_recipe)
+
+    sp = sub.add_parser("serve", help="OpenAI-compatible chat-completions server on the same engine")
+    sp.add_argument("--model", help="GGUF file or model folder (default: the embedded model)")
+    sp.add_argument("--host", default="127.0.0.1")
+    sp.add_argument("--port", type=int, default=8080)
+    sp.add_argument("--n-ctx", type=int, default=8192)
+    sp.add_argument("--threads", type=int)
+    sp.set_defaults(fn=cmd_serve)
+
+    sp = sub.add_parser("bench", help="device benchmark: latency, throughput, memory, roofline")
+    sp.add_argument(
+        "--model", action="append", help="GGUF file or model folder; repeat to compare (default: embedded)"
+    )
+    sp.add_argument("--tasks", type=int, default=3, help="world tasks for the end-to-end timings")
+    sp.add_argument("--threads", type=int)
+    sp.add_argument("--out", default="reports/bench", help="folder for bench.json, bench.md, bench.png")
+    sp.add_argument("--json", action="store_true", help="last line: one JSON object with the figures")
+    sp.set_defaults(fn=cmd_bench)
 
     tools = sub.add_parser("tools", help="the installed tools").add_subparsers(dest="sub", required=True)
     sp = tools.add_parser("list")

@@ -1,25 +1,32 @@
-"""The gold oracle: a backend that answers with a task's gold assistant turns.
+"""Backends without a model: scripted replies, and the gold oracle.
 
-It proves the evaluation path end to end — rendering, parsing, tool execution, the scripted user
-and the checker — independently of any model: through the same loop, the oracle must score 100%.
-Token ids are UTF-8 bytes, so it needs no tokenizer files.
+The oracle answers with a task's gold assistant turns. It proves the evaluation path end to end —
+rendering, parsing, tool execution, the scripted user and the checker — independently of any
+model: through the same loop, the oracle must score 100%. Token ids are UTF-8 bytes, so neither
+needs tokenizer files.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from botpsy.engine.base import Generation
+from botpsy.engine.base import EngineError, Generation
 from botpsy.protocol.formats import IM_END, ChatFormat
 from botpsy.protocol.messages import Message, StepTiming
 
 
-class OracleEngine:
-    name = "oracle"
+class ScriptedEngine:
+    """Replies with fixed completion texts in order (None raises EngineError: a backend that dies).
 
-    def __init__(self, gold: list[Message], chat_format: str = "qwen35"):
+    Useful to test tools, policies and servers without a model; it records every prompt it saw.
+    """
+
+    name = "scripted"
+
+    def __init__(self, texts: list[str | None], chat_format: str = "qwen35"):
         self.chat_format = ChatFormat(chat_format)  # type: ignore[arg-type]
-        self.turns = [m for m in gold if m.role == "assistant"]
+        self.texts = list(texts)
+        self.prompts: list[str] = []
         self.thinking = True
 
     def tokenize(self, text: str) -> list[int]:
@@ -35,11 +42,20 @@ class OracleEngine:
         temperature: float = 0.0,
         on_text: Callable[[str], None] | None = None,
     ) -> Generation:
-        if not self.turns:
-            text = "I have nothing more to add."
-        else:
-            text = self.chat_format.completion(self.turns.pop(0), thinking=True).removesuffix(IM_END)
+        self.prompts.append(self.detokenize(prompt_ids))
+        text = self.texts.pop(0) if self.texts else "done\n</think>\n\nI have nothing more to add."
+        if text is None:
+            raise EngineError("the backend stopped responding")
         if on_text:
             on_text(text)
         ids = self.tokenize(text)
         return Generation(ids + self.tokenize(IM_END), text, "eos", StepTiming(generated_tokens=len(ids)))
+
+
+class OracleEngine(ScriptedEngine):
+    name = "oracle"
+
+    def __init__(self, gold: list[Message], chat_format: str = "qwen35"):
+        fmt = ChatFormat(chat_format)  # type: ignore[arg-type]
+        turns = [fmt.completion(m, thinking=True).removesuffix(IM_END) for m in gold if m.role == "assistant"]
+        super().__init__(turns, chat_format)
