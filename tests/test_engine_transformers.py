@@ -138,3 +138,17 @@ def test_agent_step_agrees_on_both_engines(engines, one_torch_thread):
         return tr.token_ids[start : start + n]
 
     assert_greedy_agree(engines[0], hf_trace.token_ids[:start], generated(hf_trace), generated(cpp_trace))
+
+
+def test_loads_the_checkpoint_a_model_folder_names(tmp_path, tiny_qwen_dir):
+    import json
+
+    from botpsy.engine.transformers_engine import _hf_folder
+
+    (tmp_path / "manifest.json").write_text(
+        json.dumps({"base": "model-Q8_0.gguf", "hf": str(tiny_qwen_dir), "thinking": False})
+    )
+    assert _hf_folder(tmp_path) == (tiny_qwen_dir, False)
+    (tmp_path / "manifest.json").write_text(json.dumps({"base": "model-Q8_0.gguf"}))
+    with pytest.raises(EngineError, match="names no Hugging Face checkpoint"):
+        _hf_folder(tmp_path)

@@ -17,6 +17,7 @@ on that architecture is prefilled from scratch (the same trade llama.cpp makes w
 from __future__ import annotations
 
 import inspect
+import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +25,23 @@ from pathlib import Path
 from botpsy.engine.base import EngineError, Generation
 from botpsy.protocol.formats import IM_END, ChatFormat, detect_format
 from botpsy.protocol.messages import StepTiming
+
+
+def _hf_folder(path: Path) -> tuple[Path, bool]:
+    """The HF checkpoint behind `path`, and whether it thinks: the folder itself, or the `hf`
+    folder a botpsy model folder's manifest.json names (`botpsy.export.release`)."""
+    manifest = path / "manifest.json"
+    if not (path / "config.json").exists() and manifest.exists():
+        try:
+            m = json.loads(manifest.read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            raise EngineError(f"cannot read {manifest}: {e}") from None
+        if not m.get("hf"):
+            raise EngineError(
+                f"{manifest} names no Hugging Face checkpoint ('hf'); run this model with the llama.cpp backend"
+            )
+        return path / m["hf"], bool(m.get("thinking", True))
+    return path, True
 
 
 class TransformersEngine:
@@ -37,7 +55,7 @@ class TransformersEngine:
         n_threads: int | None = None,
         name: str | None = None,
     ):
-        model_dir = Path(model_dir)
+        model_dir, self.thinking = _hf_folder(Path(model_dir))
         if not (model_dir / "config.json").exists():
             raise EngineError(
                 f"{model_dir} is not a Hugging Face model folder (no config.json); "
@@ -121,9 +139,13 @@ class TransformersEngine:
         if self._cache is None:
             self._cache = DynamicCache(config=self.model.config)
         x = torch.tensor([ids], device=self.device)
-        with torch.inference_mode():
-            kw = {self._cache_kw: self._cache}
-            out = self.model(input_ids=x, use_cache=True, logits_to_keep=1, **kw)
+        try:
+            with torch.inference_mode():
+                kw = {self._cache_kw: self._cache}
+                out = self.model(input_ids=x, use_cache=True, logits_to_keep=1, **kw)
+        except BaseException:
+            self.reset()  # a half-updated cache would silently corrupt the next call
+            raise
         self._fed.extend(ids)
         return out.logits[0, -1].float()
 

@@ -2,8 +2,9 @@
 
 The reference is transformers in fp32; llama.cpp runs the GGUF on the same token ids. Pearson
 correlation of the two logit vectors is the figure (1.0 is identical up to scale and shift);
-the top-1 token is reported too. Measured on the tiny Qwen3.5 model: f16 ≈ 1.0000, Q8_0 ≈ 0.9999,
-Q4_K_M ≈ 0.99 (`tests/test_export_tiny_qwen.py` pins the thresholds).
+the top-1 token is reported too. Measured on the tiny random-init Qwen3.5 model (537 tokens of a
+rendered calendar conversation): f16 0.9999995, Q8_0 0.9996, Q4_K_M 0.966
+(`tests/test_export_tiny_qwen.py` pins 0.999 / 0.99 / 0.93).
 """
 
 from __future__ import annotations
