@@ -202,3 +202,15 @@ def test_export_tiny_end_to_end(tmp_path, one_torch_thread):
     assert parity["model-Q4_K_M.gguf"]["correlation"] > 0.9
     info = json.loads((tmp_path / "hf" / "botpsy_tiny.json").read_text())
     assert info["train_steps"] == 2 and info["seed"] == 1
+
+
+@pytest.mark.parametrize("pre", ["qwen2", "qwen35"])
+def test_pre_tokenizer_is_named_from_the_split_regex(tmp_path, pre):
+    """The converter would reject our vocabulary by hash; the split regex names llama.cpp's rule."""
+    pytest.importorskip("tokenizers")
+    from botpsy.export.gguf import split_regex_pre_tokenizer
+
+    train_tokenizer(corpus_texts(4), 512, pre).save(str(tmp_path / "tokenizer.json"))
+    assert split_regex_pre_tokenizer(tmp_path) == pre
+    (tmp_path / "tokenizer.json").write_text('{"pre_tokenizer": {"type": "Whitespace"}}')
+    assert split_regex_pre_tokenizer(tmp_path) is None

@@ -14,8 +14,8 @@ a few seconds:
   so the converter's value-head reordering is exercised too.
 * Untied output head, initializer_range 0.02 (transformers' default). Qwen3.5-0.8B ties its
   embeddings, but a random *tied* model's hidden state is mostly its input embedding, so greedy
-  decoding repeats the last token forever ("\n\n\n…") — useless as a baseline and as a test
-  of two engines agreeing. A larger init breaks that but makes the random network chaotic
+  decoding repeats the last token forever (newline after newline): useless as a baseline and as
+  a test of two engines agreeing. A larger init breaks that but makes the random network chaotic
   (Q4_K_M logit correlation falls from 0.97 to 0.83 at 0.05). Untied at 0.02 keeps both.
 * A byte-level BPE tokenizer trained with `tokenizers` on rendered calendar-world conversations,
   the Qwen special tokens appended after the learned vocabulary (as Qwen orders them), the
