@@ -1,0 +1,195 @@
+"""`botpsy eval bfcl | ifbench | tau2 | report`: the peer suites and the comparison report.
+
+`register(eval_subparsers)` adds the sub-commands to the `botpsy eval` group built in `cli.py`.
+Each command takes `--model` once per model to compare (`oracle`, `embedded`, a .gguf, a model
+folder, a transformers checkpoint, or an `http://…/v1` endpoint), shows progress on stderr, and
+with `--json` prints one JSON object as its last line.
+
+    botpsy eval bfcl --backend oracle --categories simple_python,multiple,parallel,parallel_multiple,irrelevance --json
+    botpsy eval ifbench --model embedded --limit 50
+    botpsy eval tau2 --backend oracle --domains retail,airline,telecom
+    botpsy eval report --model embedded --model runs/tiny/model.gguf --out reports/compare
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def _consoles():
+    from botpsy.cli import console, out
+
+    return console, out
+
+
+def _progress_runner(label: str):
+    """A rich progress bar on stderr: returns (context manager, on_category(name, n), progress(result))."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console, _ = _consoles()
+    prog = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[ok]} ok"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+    state: dict[str, Any] = {"bar": None, "ok": 0}
+
+    def on_category(name: str, n: int) -> None:
+        if state["bar"] is not None:
+            prog.remove_task(state["bar"])
+        state["ok"] = 0
+        state["bar"] = prog.add_task(f"{label} · {name}", total=n, ok=0)
+
+    def progress(r) -> None:
+        state["ok"] += int(r.ok)
+        prog.update(state["bar"], advance=1, ok=state["ok"])
+
+    return prog, on_category, progress
+
+
+def _models(a) -> list[str]:
+    if a.model:
+        return a.model
+    return ["oracle"] if a.backend == "oracle" else ["embedded"]
+
+
+def _engine_factory(spec: str, a) -> tuple[str, Any]:
+    """(label, engine or None for the oracle) for one `--model` spec."""
+    from botpsy.eval.backends import load_engine, resolve_backend
+
+    b = resolve_backend(spec, a.backend)
+    if b.kind == "oracle":
+        return "oracle", None
+    engine = load_engine(b, n_ctx=a.n_ctx, threads=a.threads, chat_format=a.chat_format)
+    return b.label, engine
+
+
+def _finish(a, summaries: list[dict[str, Any]], lines: Callable[[dict[str, Any]], str]) -> None:
+    console, out = _consoles()
+    if a.json:
+        obj = summaries[0] if len(summaries) == 1 else {**summaries[0], "models": summaries}
+        out.print(json.dumps(obj, ensure_ascii=False))
+        return
+    for s in summaries:
+        out.print(lines(s))
+
+
+# ---- bfcl -------------------------------------------------------------------------------------
+
+
+def cmd_bfcl(a) -> int:
+    from botpsy.engine.oracle import OracleEngine
+    from botpsy.eval.bfcl import (
+        BfclConfig,
+        BfclWorker,
+        evaluate_bfcl,
+        gold_messages,
+        parse_categories,
+        require_bfcl,
+    )
+
+    categories = parse_categories(a.categories)
+    require_bfcl()
+    summaries = []
+    with BfclWorker() as worker:
+        for spec in _models(a):
+            label, engine = _engine_factory(spec, a)
+            thinking = getattr(engine, "thinking", True) if engine is not None else True
+            config = BfclConfig(
+                max_tokens=a.max_tokens, thinking=thinking and not a.no_thinking, limit=a.limit
+            )
+            if engine is None:
+                fmt = a.chat_format or "qwen35"
+
+                def engine_for(c, e, t, fmt=fmt):
+                    return OracleEngine(gold_messages(c, e, t), fmt)
+            else:
+
+                def engine_for(c, e, t, engine=engine):
+                    return engine
+
+            prog, on_category, progress = _progress_runner(label)
+            with prog:
+                rep = evaluate_bfcl(
+                    categories,
+                    label,
+                    engine_for,
+                    config,
+                    a.out,
+                    progress,
+                    on_category,
+                    worker,
+                    run_config={"format": a.chat_format, "backend": a.backend},
+                )
+            summaries.append(rep.to_dict())
+            if a.out:
+                _write(Path(a.out) / f"bfcl-{_slug(label)}.json", rep.to_dict())
+
+    def line(s: dict[str, Any]) -> str:
+        cats = ", ".join(f"{c} {v['accuracy']:.1%}" for c, v in s["categories"].items())
+        fails = ", ".join(f"{k} ×{v}" for k, v in s["failures"].items())
+        return (
+            f"[bold]{s['model']}[/] BFCL v4 over {s['n']} items: overall {s['overall']:.1%} "
+            f"(leaderboard formula {s['overall_leaderboard']:.1%})\n  {cats}"
+            + (f"\n  failures: {fails}" if fails else "")
+        )
+
+    _finish(a, summaries, line)
+    return 0
+
+
+def _slug(text: str) -> str:
+    from botpsy.eval.runs import slug
+
+    return slug(text)
+
+
+def _write(path: Path, obj: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(obj, indent=1, ensure_ascii=False, default=str))
+
+
+# ---- parser -----------------------------------------------------------------------------------
+
+
+def _common(sp: argparse.ArgumentParser, max_tokens: int) -> None:
+    from botpsy.eval.backends import BACKENDS
+
+    sp.add_argument(
+        "--model",
+        action="append",
+        help="repeat to compare: oracle, embedded, a .gguf, a model folder, an HF checkpoint, or http://HOST:PORT/v1[#MODEL]",
+    )
+    sp.add_argument(
+        "--backend", choices=BACKENDS, default="auto", help="how to read --model (default: from its form)"
+    )
+    sp.add_argument(
+        "--chat-format", choices=["qwen35", "hermes"], help="override the model's tool-call format"
+    )
+    sp.add_argument("--threads", type=int, help="CPU threads for llama.cpp / torch")
+    sp.add_argument("--n-ctx", type=int, default=8192, help="context window for llama.cpp")
+    sp.add_argument("--max-tokens", type=int, default=max_tokens, help="token cap per model step")
+    sp.add_argument("--no-thinking", action="store_true", help="render an empty <think> block (thinking off)")
+    sp.add_argument("--limit", type=int, help="items per category / domain, spread evenly (default: all)")
+    sp.add_argument("--out", help="folder for results; per-item results are cached there so a rerun resumes")
+    sp.add_argument("--json", action="store_true", help="last line: one JSON object with the figures")
+
+
+def register(eval_subparsers) -> None:
+    """Add bfcl, ifbench, tau2 and report to the `botpsy eval` sub-parser group."""
+    sp = eval_subparsers.add_parser("bfcl", help="BFCL v4 with the official data and checkers")
+    sp.add_argument(
+        "--categories",
+        default="non_live",
+        help="comma-separated categories or groups (all, single_turn, non_live, live, multi_turn, python)",
+    )
+    _common(sp, 512)
+    sp.set_defaults(fn=cmd_bfcl)
