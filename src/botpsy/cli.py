@@ -326,6 +326,16 @@ def cmd_serve(a) -> int:
     return 0
 
 
+def cmd_export_tiny(a) -> int:
+    from botpsy.export.release import export_tiny
+
+    manifest = export_tiny(a.out, seed=a.seed, train_steps=a.train_steps)
+    report = json.loads((Path(manifest).parent / "export_report.json").read_text())
+    out.print(json.dumps(report, indent=2))
+    out.print(f"model folder: {Path(manifest).parent} (use it with --model)")
+    return 0
+
+
 def cmd_tools_list(a) -> int:
     from botpsy.tools.calendar import TOOLS
 
@@ -431,6 +441,13 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--out", default="reports/bench", help="folder for bench.json, bench.md, bench.png")
     sp.add_argument("--json", action="store_true", help="last line: one JSON object with the figures")
     sp.set_defaults(fn=cmd_bench)
+
+    exp = sub.add_parser("export", help="build and export models to GGUF").add_subparsers(dest="sub", required=True)
+    sp = exp.add_parser("tiny", help="a tiny random-init Qwen3.5-architecture model: HF + f16/Q8_0/Q4_K_M GGUF")
+    sp.add_argument("--out", default="runs/tiny-qwen35")
+    sp.add_argument("--seed", type=int, default=0)
+    sp.add_argument("--train-steps", type=int, default=0, help="language-model steps on the world corpus (0: random)")
+    sp.set_defaults(fn=cmd_export_tiny)
 
     tools = sub.add_parser("tools", help="the installed tools").add_subparsers(dest="sub", required=True)
     sp = tools.add_parser("list")
