@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from botpsy.stores import ics
-from botpsy.stores.common import StoreError, set_clock
+from botpsy.stores.common import StoreError
 from botpsy.stores.folder import FolderStore
 from botpsy.stores.maildir import MaildirStore
 from botpsy.stores.sqlite import SqliteStore
@@ -153,11 +153,16 @@ def seed_workspace(root: Path | str, seed: int = 0, suites: list[str] | None = N
 
     from botpsy.worlds import DOMAINS
 
+    from botpsy.worlds.calendar import seed_state
+
     ws = Workspace(root, suites=suites)
     for suite in ws.suites:
-        domain = DOMAINS.get(suite)
-        if domain is None or not hasattr(domain, "seed"):
+        rng = random.Random(f"workspace:{suite}:{seed}")
+        if suite == "calendar":
+            state = seed_state(rng)
+        elif hasattr(DOMAINS.get(suite), "seed"):
+            state = DOMAINS[suite].seed(rng)
+        else:
             continue
-        state = domain.seed(random.Random(f"workspace:{suite}:{seed}"))
-        ws.write(suite, set_clock(state))
+        ws.write(suite, state)
     return ws

@@ -123,6 +123,8 @@ class Tool:
             raise ToolError(f"{self.name}: missing required argument(s) {', '.join(missing)}")
         bound = {}
         for key, value in arguments.items():
+            if value is None:  # an explicit null means "not given": the parameter's default applies
+                continue
             bound[key] = coerce(value, props[key], f"{self.name}.{key}")
         return bound
 

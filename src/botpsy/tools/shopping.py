@@ -161,13 +161,13 @@ def place_order(state: ShoppingState, payment_method: str) -> dict:
     Args:
         payment_method: one of the payment methods shown by view_cart
     """
-    if not state.cart:
-        raise ToolError("the cart is empty; add products first")
     method = norm(payment_method)
     if method not in [norm(m) for m in state.payment_methods]:
         raise ToolError(
             f"payment_method: expected one of {', '.join(state.payment_methods)}, got {payment_method!r}"
         )
+    if not state.cart:
+        raise ToolError("the cart is empty; add products first")
     lines = []
     for c in state.cart:
         p = state.product(c.product_id)
