@@ -152,7 +152,6 @@ def seed_workspace(root: Path | str, seed: int = 0, suites: list[str] | None = N
     import random
 
     from botpsy.worlds import DOMAINS
-
     from botpsy.worlds.calendar import seed_state
 
     ws = Workspace(root, suites=suites)

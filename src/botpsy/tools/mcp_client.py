@@ -30,6 +30,17 @@ from botpsy.tools.base import Labels, Tool, ToolError
 LABELS_META = "botpsy/labels"
 
 
+class McpStartError(RuntimeError):
+    """The external MCP server did not start or did not complete the handshake."""
+
+
+def _leaf(e: BaseException) -> BaseException:
+    """The first real error inside (nested) exception groups, which anyio task groups raise."""
+    while isinstance(e, BaseExceptionGroup) and e.exceptions:
+        e = e.exceptions[0]
+    return e
+
+
 def labels_for(spec: types.Tool) -> Labels:
     meta = spec.meta or {}
     exact = meta.get(LABELS_META)
@@ -86,8 +97,13 @@ class McpConnection:
         self._runner: asyncio.Task | None = None
         try:
             self.specs: list[types.Tool] = self._submit(self._open(), timeout)
-        except BaseException:
+        except BaseException as e:
             self._shutdown_loop()
+            if isinstance(e, Exception):
+                leaf = _leaf(e)
+                raise McpStartError(
+                    f"could not start MCP server {self.command!r}: {type(leaf).__name__}: {leaf}"
+                ) from e
             raise
 
     # ---- event-loop side ---------------------------------------------------------------------
