@@ -146,6 +146,56 @@ def cmd_bfcl(a) -> int:
     return 0
 
 
+# ---- ifbench ----------------------------------------------------------------------------------
+
+
+def cmd_ifbench(a) -> int:
+    from botpsy.engine.oracle import OracleEngine
+    from botpsy.eval.ifbench import IfbenchConfig, evaluate_ifbench, require_ifbench, sample_responses
+    from botpsy.protocol.messages import Message
+
+    require_ifbench()
+    summaries = []
+    for spec in _models(a):
+        label, engine = _engine_factory(spec, a)
+        thinking = getattr(engine, "thinking", True) if engine is not None else True
+        config = IfbenchConfig(
+            max_tokens=a.max_tokens, thinking=thinking and not a.no_thinking, limit=a.limit
+        )
+        if engine is None:
+            samples = sample_responses()
+
+            def engine_for(d, samples=samples):
+                return OracleEngine(
+                    [Message("assistant", samples.get(d.get("prompt"), ""), "sample")],
+                    a.chat_format or "qwen35",
+                )
+        else:
+
+            def engine_for(d, engine=engine):
+                return engine
+
+        prog, on_start, progress = _progress_runner(label)
+        with prog:
+            rep = evaluate_ifbench(
+                label, engine_for, config, a.out, progress, on_start, run_config={"backend": a.backend}
+            )
+        summaries.append(rep.to_dict())
+        if a.out:
+            _write(Path(a.out) / f"ifbench-{_slug(label)}.json", rep.to_dict())
+
+    def line(s: dict[str, Any]) -> str:
+        fails = ", ".join(f"{k} ×{v}" for k, v in s["failures"].items())
+        return (
+            f"[bold]{s['model']}[/] IFBench over {s['n']} prompts: prompt strict {s['prompt_strict']:.1%}, "
+            f"instruction strict {s['instruction_strict']:.1%}, prompt loose {s['prompt_loose']:.1%}"
+            + (f"\n  failures: {fails}" if fails else "")
+        )
+
+    _finish(a, summaries, line)
+    return 0
+
+
 def _slug(text: str) -> str:
     from botpsy.eval.runs import slug
 
@@ -193,3 +243,9 @@ def register(eval_subparsers) -> None:
     )
     _common(sp, 512)
     sp.set_defaults(fn=cmd_bfcl)
+
+    sp = eval_subparsers.add_parser(
+        "ifbench", help="IFBench with the official data and verifiers (offline NLTK data)"
+    )
+    _common(sp, 1024)
+    sp.set_defaults(fn=cmd_ifbench)
