@@ -226,14 +226,21 @@ class SuiteDomain:
         tasks: list[Task] = []
         for i in range(n):
             kind = rng.choices(kinds, weights)[0] if split == "train" else kinds[i % len(kinds)]
-            for _attempt in range(30):
-                recipe = rng.choice(table[kind])
-                builder = self.builder(rng, split, f"{self.name}-{split}-{seed}-{i}")
-                task = recipe(builder)
+            # A recipe may not fit a seeded state; redraw, and after 30 misses fall back to the other
+            # kinds in order, so `n` tasks always come back (no_call always fits).
+            for k in [kind] + [k for k in kinds if k != kind]:
+                task = self._draw(rng, split, f"{self.name}-{split}-{seed}-{i}", table[k])
                 if task is not None:
                     tasks.append(task)
                     break
         return tasks
+
+    def _draw(self, rng: random.Random, split: str, task_id: str, recipes: list[Recipe]) -> Task | None:
+        for _attempt in range(30):
+            task = rng.choice(recipes)(self.builder(rng, split, task_id))
+            if task is not None:
+                return task
+        return None
 
     def builder(self, rng: random.Random, split: str, task_id: str) -> Builder:
         world = World(self.tools, self.seed(rng))

@@ -67,7 +67,7 @@ def seed(rng: random.Random) -> TravelState:
     state = TravelState(traveller="Alex Doe")
     codes = list(CITIES)
     n = 0
-    for day in range(1, 17):
+    for day in range(1, 13):
         d = TODAY + timedelta(days=day)
         for dst in rng.sample([c for c in codes if c != HOME], 3):
             for direction in ((HOME, dst), (dst, HOME)):

@@ -127,6 +127,66 @@ PAGES = [
         "7 degrees",
     ),
 ]
+# Natural questions per page: (train phrasing, eval phrasing).
+QUESTIONS = {
+    "https://lakeside-library.example/hours": (
+        "When does Lakeside Library close on weekdays?",
+        "Until what time is the Lakeside library open Monday to Friday?",
+    ),
+    "https://kitchen-notes.example/descale-kettle": (
+        "How do I get limescale out of my kettle?",
+        "What's the trick for descaling a kettle?",
+    ),
+    "https://cityrun.example/marathon-2026": (
+        "What time does the City Marathon start?",
+        "When is the start of this year's city marathon?",
+    ),
+    "https://transit-news.example/strike-friday": (
+        "Is there a train strike on Friday? What still runs?",
+        "Which transport still works during Friday's strike?",
+    ),
+    "https://green-thumb.example/monstera": (
+        "How often should I water my monstera?",
+        "My monstera: how much watering does it need?",
+    ),
+    "https://baking-lab.example/sourdough-starter": (
+        "How often do I feed a sourdough starter?",
+        "When should my sourdough starter be fed?",
+    ),
+    "https://city-services.example/recycling": (
+        "When is glass collected for recycling?",
+        "Which day do they pick up glass recycling?",
+    ),
+    "https://city-services.example/parking": (
+        "Do I have to pay for parking downtown on Sunday?",
+        "Is street parking downtown free on Sundays?",
+    ),
+    "https://health-clinic.example/flu-shots": (
+        "When can I get a flu shot without an appointment?",
+        "On which day is the walk-in flu vaccine clinic?",
+    ),
+    "https://spokes-repair.example/about": (
+        "How much does Spokes charge to fix a flat tyre?",
+        "What's the price of a flat tyre repair at Spokes?",
+    ),
+    "https://kitchen-notes.example/lentil-soup": (
+        "What spice goes into the quick red lentil soup?",
+        "Which spice does the 30-minute lentil soup use?",
+    ),
+    "https://museum-quarter.example/visit": (
+        "How late are the museums open on Thursdays?",
+        "Until when do the Museum Quarter museums stay open on Thursday?",
+    ),
+    "https://pool.example/schedule": (
+        "When does lane swimming start at the Eastside pool?",
+        "What time can I swim laps at Eastside pool in the morning?",
+    ),
+    "https://tyres.example/winter": (
+        "When should I put winter tyres on?",
+        "At what temperature is it time for winter tyres?",
+    ),
+}
+
 T = {
     "ask": {
         "train": ["Look up {q} online", "Search the web: {q}", "Can you find {q} on the web?"],
@@ -149,9 +209,15 @@ def _page(b: Builder):
     return b.rng.choice([p for p in PAGES if p[0] in urls])
 
 
+def _ask(b: Builder, url: str, q: str) -> str:
+    if b.rng.random() < 0.6:
+        return QUESTIONS[url][0 if b.split == "train" else 1]
+    return b.tpl(T["ask"], q=q)
+
+
 def multi_answer(b: Builder):
     url, title, _, q, fact = _page(b)
-    user = b.tpl(T["ask"], q=q)
+    user = _ask(b, url, q)
     out = b.call(f"Search for {q}.", "search_web", query=q)
     if not out["results"] or out["results"][0]["url"] != url:
         return None
@@ -163,7 +229,7 @@ def multi_answer(b: Builder):
 
 def single_search(b: Builder):
     url, title, body, q, fact = _page(b)
-    user = b.tpl(T["ask"], q=q)
+    user = _ask(b, url, q)
     out = b.call(f"Search for {q}.", "search_web", query=q)
     top = out["results"][0] if out["results"] else None
     if top is None or top["url"] != url or fact.casefold() not in top["snippet"].casefold():
