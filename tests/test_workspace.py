@@ -356,3 +356,24 @@ def test_maildir_store_replace_and_clock(tmp_path):
         (tmp_path / "file-not-dir").write_text("x")
         with MaildirStore(tmp_path / "file-not-dir").transaction(write=True):
             pass
+
+
+def test_import_a_folder_into_the_web_corpus(tmp_path):
+    from botpsy.stores.corpus import import_folder
+
+    docs = tmp_path / "saved"
+    docs.mkdir()
+    (docs / "kettle.md").write_text("# Descaling\nUse citric acid, two tablespoons per litre.")
+    (docs / "page.html").write_text(
+        "<html><head><title>Bike shop</title><style>x{}</style></head>"
+        "<body><p>Open until 18:30 &amp; Saturdays</p><script>evil()</script></body></html>"
+    )
+    (docs / "photo.jpg").write_bytes(b"\xff\xd8\x00")
+    ws = Workspace(tmp_path / "ws", suites=["web"])
+    assert import_folder(ws, docs) == 2
+    assert import_folder(ws, docs) == 2  # re-import replaces, never duplicates
+    hits = ok(ws.call("search_web", {"query": "citric acid"}))["results"]
+    assert hits[0]["title"] == "Descaling" and hits[0]["url"].startswith("file://")
+    page = ok(ws.call("open_page", {"url": (docs / "page.html").resolve().as_uri()}))
+    assert page["title"] == "Bike shop" and "18:30 & Saturdays" in page["text"] and "evil" not in page["text"]
+    assert len(ws.read("web").pages) == 2
