@@ -185,3 +185,12 @@ def test_cross_domains_hash_every_part():
     canon = world.state.canonical()
     assert set(canon) == {"contacts", "email"}
     assert {t.suite for t in d.tools} == {"contacts", "email"}
+
+
+def test_composite_states_pickle():
+    import pickle
+    import random
+
+    for name in [d for d in DOMAINS if d.startswith("cross_")]:
+        state = DOMAINS[name].seed(random.Random(0))
+        assert pickle.loads(pickle.dumps(state)) == state

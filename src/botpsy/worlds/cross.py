@@ -34,7 +34,9 @@ def composite(name: str, suites: tuple[str, ...]) -> type[Composite]:
     fields: dict[str, Any] = {
         s: (SUITES[s].state_type, Field(default_factory=SUITES[s].state_type)) for s in suites
     }
-    return create_model(name, __base__=Composite, **fields)
+    model = create_model(name, __base__=Composite, __module__=__name__, **fields)
+    globals().setdefault(name, model)  # importable by name, so states pickle (multiprocessing rollouts)
+    return globals()[name]
 
 
 def scoped(t: Tool, field: str) -> Tool:
