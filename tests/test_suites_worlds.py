@@ -49,8 +49,8 @@ def test_generation_is_deterministic_and_splits_differ():
     a = generate_tasks("email,banking", 6, seed=4, split="eval")
     b = generate_tasks("email,banking", 6, seed=4, split="eval")
     assert [t.to_json() for t in a] == [t.to_json() for t in b]
-    train = {t.user for t in generate_tasks("all", 40, seed=1, split="train")}
-    evals = {t.user for t in generate_tasks("all", 40, seed=1, split="eval")}
+    train = {t.user for t in generate_tasks("all", 20, seed=1, split="train")}
+    evals = {t.user for t in generate_tasks("all", 20, seed=1, split="eval")}
     # Templates are disjoint; a few generic lines (greetings, out-of-scope requests) are shared on purpose.
     assert len(train & evals) < 0.15 * len(evals)
 
