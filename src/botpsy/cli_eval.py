@@ -196,6 +196,52 @@ def cmd_ifbench(a) -> int:
     return 0
 
 
+# ---- tau2 -------------------------------------------------------------------------------------
+
+
+def cmd_tau2(a) -> int:
+    from botpsy.cli import UsageError
+    from botpsy.eval.tau2 import Tau2Config, evaluate_tau2, oracle_engine_for, parse_domains, require_tau2
+
+    domains = parse_domains(a.domains)
+    require_tau2()
+    summaries = []
+    from botpsy.eval.backends import resolve_backend
+
+    for spec in _models(a):
+        label = resolve_backend(spec, a.backend).label
+        if resolve_backend(spec, a.backend).kind != "oracle":
+            raise UsageError(
+                "τ²-bench runs of a model need an LLM user simulator, which is not wired yet; "
+                "run the gold replay with --backend oracle"
+            )
+        config = Tau2Config(max_tokens=a.max_tokens, limit=a.limit)
+        prog, on_domain, progress = _progress_runner(label)
+        with prog:
+            rep = evaluate_tau2(
+                domains,
+                label,
+                oracle_engine_for(a.chat_format or "qwen35"),
+                config,
+                a.out,
+                progress,
+                on_domain,
+            )
+        summaries.append(rep.to_dict())
+        if a.out:
+            _write(Path(a.out) / f"tau2-{_slug(label)}.json", rep.to_dict())
+
+    def line(s: dict[str, Any]) -> str:
+        doms = ", ".join(f"{d} {v['pass_1']:.1%} ({v['n']})" for d, v in s["domains"].items())
+        fails = ", ".join(f"{k} ×{v}" for k, v in s["failures"].items())
+        return f"[bold]{s['model']}[/] τ²-bench pass^1: mean {s['mean_pass_1']:.1%} — {doms}" + (
+            f"\n  failures: {fails}" if fails else ""
+        )
+
+    _finish(a, summaries, line)
+    return 0
+
+
 def _slug(text: str) -> str:
     from botpsy.eval.runs import slug
 
@@ -243,6 +289,15 @@ def register(eval_subparsers) -> None:
     )
     _common(sp, 512)
     sp.set_defaults(fn=cmd_bfcl)
+
+    sp = eval_subparsers.add_parser(
+        "tau2", help="τ²-bench with the official data and evaluator (gold replay)"
+    )
+    sp.add_argument(
+        "--domains", default="retail,airline,telecom", help="comma-separated: retail, airline, telecom"
+    )
+    _common(sp, 512)
+    sp.set_defaults(fn=cmd_tau2)
 
     sp = eval_subparsers.add_parser(
         "ifbench", help="IFBench with the official data and verifiers (offline NLTK data)"
