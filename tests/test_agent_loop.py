@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from botpsy.agent.environments import WorkspaceEnv
+from botpsy.stores.workspace import Workspace
 from botpsy.agent.loop import Agent, AgentConfig, decline_all
 from botpsy.engine.oracle import OracleEngine, ScriptedEngine
 from botpsy.eval.worlds import evaluate
@@ -55,7 +55,7 @@ def test_corrupted_gold_fails():
 
 def test_history_is_append_only_token_ids(tmp_path):
     eng = Scripted([CREATE, "Done.\n</think>\n\nAdded.", "ok\n</think>\n\nHello!"])
-    agent = Agent(eng, WorkspaceEnv(tmp_path), "sys")
+    agent = Agent(eng, Workspace(tmp_path, suites=["calendar"]), "sys")
     agent.send("Add a dentist appointment on December 3 2026 at 10am")
     agent.send("hi")
     for earlier, later in zip(eng.prompts, eng.prompts[1:], strict=False):
@@ -68,14 +68,14 @@ def test_history_is_append_only_token_ids(tmp_path):
 
 def test_run_writes_the_calendar(tmp_path):
     eng = Scripted([CREATE, "Done.\n</think>\n\nAdded the dentist on Dec 3."])
-    trace = Agent(eng, WorkspaceEnv(tmp_path), "sys").send("Add a dentist appointment")
+    trace = Agent(eng, Workspace(tmp_path, suites=["calendar"]), "sys").send("Add a dentist appointment")
     assert trace.stopped == "answer" and trace.final_answer == "Added the dentist on Dec 3."
     assert [e.title for e in ics.load(tmp_path / "calendar.ics").events] == ["Dentist"]
 
 
 def test_declined_confirmation_tells_the_model_and_changes_nothing(tmp_path):
     eng = Scripted([CREATE, "ok\n</think>\n\nI did not add it."])
-    agent = Agent(eng, WorkspaceEnv(tmp_path), "sys", confirm=decline_all)
+    agent = Agent(eng, Workspace(tmp_path, suites=["calendar"]), "sys", confirm=decline_all)
     trace = agent.send("Add a dentist appointment")
     assert "declined" in eng.prompts[1]
     assert not (tmp_path / "calendar.ics").exists()
@@ -92,24 +92,24 @@ def test_declined_confirmation_tells_the_model_and_changes_nothing(tmp_path):
 )
 def test_malformed_output_goes_back_as_an_error_and_the_session_continues(tmp_path, bad):
     eng = Scripted([bad, CREATE, "ok\n</think>\n\nAdded."])
-    trace = Agent(eng, WorkspaceEnv(tmp_path), "sys").send("Add a dentist appointment")
+    trace = Agent(eng, Workspace(tmp_path, suites=["calendar"]), "sys").send("Add a dentist appointment")
     assert trace.parse_errors == 1 and trace.stopped == "answer"
     assert '"error"' in eng.prompts[1].rsplit("<tool_response>", 1)[1]
     assert len(ics.load(tmp_path / "calendar.ics").events) == 1
 
 
 def test_step_limit_and_dead_backend(tmp_path):
-    trace = Agent(Scripted([CREATE] * 3), WorkspaceEnv(tmp_path), "sys", AgentConfig(max_steps=3)).send(
+    trace = Agent(Scripted([CREATE] * 3), Workspace(tmp_path, suites=["calendar"]), "sys", AgentConfig(max_steps=3)).send(
         "loop"
     )
     assert trace.stopped == "step_limit"
-    trace = Agent(Scripted([None]), WorkspaceEnv(tmp_path), "sys").send("x")
+    trace = Agent(Scripted([None]), Workspace(tmp_path, suites=["calendar"]), "sys").send("x")
     assert trace.stopped == "error" and any(e.kind == "error" for e in trace.events)
 
 
 def test_corrupt_calendar_is_reported_not_overwritten(tmp_path):
     (tmp_path / "calendar.ics").write_text("BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART:zzz\n")
-    env = WorkspaceEnv(tmp_path)
+    env = Workspace(tmp_path, suites=["calendar"])
     out = json.loads(env.call("create_event", {"title": "x", "start": "2026-12-03T10:00"}))
     assert "could not be used" in out["error"] and env.store_errors
     assert (tmp_path / "calendar.ics").read_text().startswith("BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART:zzz")

@@ -50,6 +50,15 @@ def _confirm_fn(yes: bool):
     return ask
 
 
+def _workspace(root: str, suites: str, extra_tools=None):
+    from botpsy.stores.workspace import Workspace
+
+    names = [x.strip() for x in suites.split(",") if x.strip()]
+    if names == ["all"]:
+        names = []
+    return Workspace(root, suites=names or None, extra_tools=extra_tools)
+
+
 def _system_today() -> str:
     from botpsy.worlds.calendar import system_prompt
 
@@ -88,11 +97,10 @@ def _timing_line(trace) -> str:
 
 
 def cmd_run(a) -> int:
-    from botpsy.agent.environments import WorkspaceEnv
     from botpsy.agent.loop import Agent, AgentConfig
 
     engine = _engine(a.model, threads=a.threads)
-    env = WorkspaceEnv(a.workspace)
+    env = _workspace(a.workspace, a.suites)
     agent = Agent(
         engine,
         env,
@@ -117,11 +125,19 @@ def cmd_run(a) -> int:
 
 
 def cmd_chat(a) -> int:
-    from botpsy.agent.environments import WorkspaceEnv
     from botpsy.agent.loop import Agent, AgentConfig
 
     engine = _engine(a.model, threads=a.threads)
-    env = WorkspaceEnv(a.workspace)
+    conn, extra = None, []
+    if a.mcp:
+        from botpsy.tools.mcp_client import McpStartError, connect
+
+        try:
+            conn, extra = connect(a.mcp)
+        except McpStartError as e:
+            raise UsageError(f"cannot start the MCP server {a.mcp!r}: {e}") from None
+        console.print(f"[dim]MCP: {len(extra)} tool(s) from {a.mcp}[/]")
+    env = _workspace(a.workspace, a.suites, extra)
     agent = Agent(
         engine,
         env,
@@ -141,6 +157,8 @@ def cmd_chat(a) -> int:
         trace = agent.send(text)
         out.print(f"[bold blue]botpsy>[/] {trace.final_answer or '(no answer)'}")
         console.print(f"[dim]{_timing_line(trace)}[/]")
+    if conn is not None:
+        conn.close()
     return 0
 
 
@@ -153,12 +171,11 @@ DEMO_REQUESTS = [
 
 
 def cmd_demo(a) -> int:
-    from botpsy.agent.environments import WorkspaceEnv
     from botpsy.agent.loop import Agent, AgentConfig, approve_all
 
     engine = _engine(a.model, threads=a.threads)
     with tempfile.TemporaryDirectory(prefix="botpsy-demo-") as tmp:
-        env = WorkspaceEnv(tmp)
+        env = _workspace(tmp, "calendar")
         console.print(f"[bold]botpsy demo[/] · model {engine.name} · temporary workspace {tmp}")
         console.print("[dim]actions are auto-approved in the demo; `botpsy chat` asks before each one[/]\n")
         for req in DEMO_REQUESTS:
@@ -182,10 +199,9 @@ def cmd_demo(a) -> int:
 
 
 def cmd_tasks_generate(a) -> int:
-    from botpsy.worlds import DOMAINS, get_domain
+    from botpsy.worlds.tasks import generate_tasks
 
-    names = sorted(DOMAINS) if a.domain == "all" else [a.domain]
-    tasks = [t for name in names for t in get_domain(name).generate(a.n, a.seed, a.split)]
+    tasks = generate_tasks(a.domain, a.n, a.seed, a.split)
     lines = "".join(t.to_json() + "\n" for t in tasks)
     if a.out:
         Path(a.out).parent.mkdir(parents=True, exist_ok=True)
@@ -214,18 +230,14 @@ def _read_tasks(path: str):
 
 
 def cmd_tasks_check(a) -> int:
-    from botpsy.worlds import get_domain, replay_gold
+    from botpsy.worlds.tasks import check_tasks
 
     tasks, bad = _read_tasks(a.file)
     failed = 0
-    for t in tasks:
-        try:
-            ok, why = replay_gold(get_domain(t.domain), t)
-        except KeyError as e:
-            ok, why = False, str(e)
-        if not ok:
+    for r in check_tasks(tasks):
+        if not r.ok:
             failed += 1
-            out.print(f"[red]FAIL[/] {t.id}: {why}")
+            out.print(f"[red]FAIL[/] {r.task_id}: {r.reason}")
     out.print(
         f"{len(tasks) - failed}/{len(tasks)} gold trajectories reach their expected state"
         + (f"; {bad} unparseable line(s) skipped" if bad else "")
@@ -337,25 +349,21 @@ def cmd_export_tiny(a) -> int:
 
 
 def cmd_tools_list(a) -> int:
-    from botpsy.tools.calendar import TOOLS
+    from botpsy.tools.registry import tools_json, tools_table
 
-    rows = [
-        {
-            "name": t.name,
-            "suite": t.suite,
-            "labels": t.labels.as_dict(),
-            "description": t.description,
-            "parameters": t.parameters,
-        }
-        for t in TOOLS
-    ]
     if a.json:
-        out.print(json.dumps({"tools": rows}))
+        out.print(json.dumps(tools_json()))
     else:
-        for r in rows:
-            labels = ",".join(k for k, v in r["labels"].items() if v) or "read-only"
-            out.print(f"{r['suite']:10} {r['name']:18} [{labels}] {r['description']}")
+        for suite, name, labels, description in tools_table():
+            out.print(f"{suite:10} {name:24} [{labels}] {description}")
     return 0
+
+
+def cmd_mcp_serve(a) -> int:
+    from botpsy.mcp_server import main as mcp_main
+
+    argv = ["--suites", a.suites] + (["--workspace", a.workspace] if a.workspace else [])
+    return mcp_main(argv)
 
 
 # ---- parser -------------------------------------------------------------------------------------
@@ -376,6 +384,12 @@ def build_parser() -> argparse.ArgumentParser:
                 help="folder with your calendar.ics (default ~/.botpsy/workspace)",
             )
             sp.add_argument("--yes", action="store_true", help="approve every action without asking")
+            sp.add_argument(
+                "--suites",
+                default="calendar",
+                help="comma-separated tool suites to offer the model, or 'all' (default: calendar, "
+                "what the embedded model was trained on)",
+            )
 
     sp = sub.add_parser("run", help="answer one request")
     sp.add_argument("request")
@@ -385,6 +399,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("chat", help="interactive assistant")
     model_args(sp)
+    sp.add_argument("--mcp", metavar="COMMAND", help="also offer the tools of this MCP server (stdio)")
     sp.set_defaults(fn=cmd_chat)
 
     sp = sub.add_parser("demo", help="a short scripted tour in a temporary workspace")
@@ -393,8 +408,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     tasks = sub.add_parser("tasks", help="world tasks").add_subparsers(dest="sub", required=True)
     sp = tasks.add_parser("generate", help="generate tasks with gold actions")
-    sp.add_argument("--domain", default="calendar")
-    sp.add_argument("--n", type=int, default=10)
+    sp.add_argument("--domain", default="calendar", help="a domain, comma-separated domains, or 'all'")
+    sp.add_argument("--n", type=int, default=10, help="tasks per domain")
     sp.add_argument("--seed", type=int, default=0)
     sp.add_argument("--split", choices=["train", "eval"], default="eval")
     sp.add_argument("--out", help="JSONL file (default: stdout)")
@@ -442,11 +457,23 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--json", action="store_true", help="last line: one JSON object with the figures")
     sp.set_defaults(fn=cmd_bench)
 
-    exp = sub.add_parser("export", help="build and export models to GGUF").add_subparsers(dest="sub", required=True)
-    sp = exp.add_parser("tiny", help="a tiny random-init Qwen3.5-architecture model: HF + f16/Q8_0/Q4_K_M GGUF")
+    mcp = sub.add_parser("mcp", help="Model Context Protocol").add_subparsers(dest="sub", required=True)
+    sp = mcp.add_parser("serve", help="serve the tool suites over MCP (stdio)")
+    sp.add_argument("--workspace", help="workspace folder (default ~/.botpsy/workspace)")
+    sp.add_argument("--suites", default="", help="comma-separated suites (default: all)")
+    sp.set_defaults(fn=cmd_mcp_serve)
+
+    exp = sub.add_parser("export", help="build and export models to GGUF").add_subparsers(
+        dest="sub", required=True
+    )
+    sp = exp.add_parser(
+        "tiny", help="a tiny random-init Qwen3.5-architecture model: HF + f16/Q8_0/Q4_K_M GGUF"
+    )
     sp.add_argument("--out", default="runs/tiny-qwen35")
     sp.add_argument("--seed", type=int, default=0)
-    sp.add_argument("--train-steps", type=int, default=0, help="language-model steps on the world corpus (0: random)")
+    sp.add_argument(
+        "--train-steps", type=int, default=0, help="language-model steps on the world corpus (0: random)"
+    )
     sp.set_defaults(fn=cmd_export_tiny)
 
     tools = sub.add_parser("tools", help="the installed tools").add_subparsers(dest="sub", required=True)

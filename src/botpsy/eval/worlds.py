@@ -20,7 +20,7 @@ from typing import Any
 from botpsy.agent.loop import Agent, AgentConfig
 from botpsy.engine.base import Engine
 from botpsy.protocol.messages import ToolCall, Trace
-from botpsy.worlds.base import Domain, ScriptedUser, Task, check_trace, make_world
+from botpsy.worlds.base import Domain, Task, check_trace, make_user, make_world
 
 
 @dataclass
@@ -54,7 +54,7 @@ def run_episode(
     engine = engine_for(task)
     world = make_world(domain, task)
     agent = Agent(engine, world, task.system, config)
-    user = ScriptedUser(task.user_replies)
+    user = make_user(domain, task, world)
     try:
         trace = agent.send(task.user)
         for _ in range(4):
