@@ -242,6 +242,51 @@ def cmd_tau2(a) -> int:
     return 0
 
 
+# ---- report -----------------------------------------------------------------------------------
+
+
+def cmd_report(a) -> int:
+    from botpsy.cli import UsageError
+    from botpsy.eval.report import SUITES, ReportConfig, build_report, run_model, write_report
+
+    suites = tuple(x.strip() for x in a.suites.split(",") if x.strip())
+    bad = [x for x in suites if x not in SUITES]
+    if bad:
+        raise UsageError(f"unknown suite(s) {', '.join(bad)}; expected some of {', '.join(SUITES)}")
+    if not a.out:
+        raise UsageError("--out is required: the report folder (its cache/ lets an interrupted run resume)")
+    config = ReportConfig(
+        suites=suites,
+        bfcl_categories=a.bfcl_categories,
+        bfcl_limit=a.bfcl_limit or None,
+        worlds_n=a.worlds_n,
+        ifbench_limit=a.ifbench_limit or None,
+        trials=a.trials,
+        max_tokens=a.max_tokens,
+        temperature=a.temperature,
+    )
+    out = Path(a.out)
+    runs = []
+    for spec in _models(a):
+        label, engine = _engine_factory(spec, a)
+        runs.append(run_model(label, engine, config, out, _progress_runner))
+    rep = build_report(runs, config)
+    paths = write_report(rep, out)
+    console, printer = _consoles()
+    if a.json:
+        summary = {
+            "report": str(out),
+            "files": [str(p) for p in paths],
+            "models": rep["models"],
+            "metrics": rep["metrics"],
+        }
+        printer.print(json.dumps(summary))
+    else:
+        printer.print((out / "report.md").read_text())
+        console.print("wrote " + ", ".join(str(p) for p in paths))
+    return 0
+
+
 def _slug(text: str) -> str:
     from botpsy.eval.runs import slug
 
@@ -289,6 +334,24 @@ def register(eval_subparsers) -> None:
     )
     _common(sp, 512)
     sp.set_defaults(fn=cmd_bfcl)
+
+    sp = eval_subparsers.add_parser(
+        "report", help="compare models over BFCL, the worlds and IFBench: markdown, JSON, plots"
+    )
+    sp.add_argument("--suites", default="bfcl,worlds,ifbench", help="comma-separated: bfcl, worlds, ifbench")
+    sp.add_argument(
+        "--bfcl-categories",
+        default="simple_python,multiple,parallel,parallel_multiple,irrelevance,live_simple,multi_turn_base",
+    )
+    sp.add_argument("--bfcl-limit", type=int, default=20, help="items per BFCL category (0: all)")
+    sp.add_argument("--worlds-n", type=int, default=4, help="held-out tasks per world domain")
+    sp.add_argument("--ifbench-limit", type=int, default=30, help="IFBench prompts (0: all 294)")
+    sp.add_argument(
+        "--trials", type=int, default=1, help="repeat the worlds for pass^k (with --temperature > 0)"
+    )
+    sp.add_argument("--temperature", type=float, default=0.0)
+    _common(sp, 256)
+    sp.set_defaults(fn=cmd_report)
 
     sp = eval_subparsers.add_parser(
         "tau2", help="τ²-bench with the official data and evaluator (gold replay)"
