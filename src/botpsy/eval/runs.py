@@ -63,13 +63,16 @@ def failed(
     suite: str, category: str, item_id: str, model: str, exc: BaseException, seed: int = 0
 ) -> ItemResult:
     """The record for an item that crashed: scored failed, with the exception class as its reason."""
+    reason = f"error: {type(exc).__name__}"
+    if "context window" in str(exc):  # the most common backend fault on long items: say so
+        reason = "error: context window full"
     return ItemResult(
         suite,
         category,
         item_id,
         model,
         ok=False,
-        reason=f"error: {type(exc).__name__}",
+        reason=reason,
         error=True,
         stopped="error",
         seed=seed,

@@ -1,0 +1,78 @@
+"""`botpsy eval bfcl | ifbench | tau2 | report` through `botpsy.cli.main`: JSON last line, one-line errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from botpsy import cli, cli_eval
+
+
+@pytest.fixture
+def main(monkeypatch):
+    """cli.main with the eval commands registered (a no-op once cli.py wires cli_eval itself)."""
+    original = cli.build_parser
+
+    def build():
+        p = original()
+        ev_parser = p._subparsers._group_actions[0].choices["eval"]
+        ev = ev_parser._subparsers._group_actions[0]
+        if "bfcl" not in ev.choices:
+            cli_eval.register(ev)
+        return p
+
+    monkeypatch.setattr(cli, "build_parser", build)
+    return cli.main
+
+
+def test_bfcl_oracle_json_last_line(main, capsys):
+    pytest.importorskip("bfcl_eval")
+    rc = main(["eval", "bfcl", "--backend", "oracle", "--categories", "parallel", "--limit", "5", "--json"])
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    d = json.loads(last)
+    assert rc == 0 and d["overall"] == 1.0 and d["categories"]["parallel"]["total"] == 5
+
+
+def test_two_models_in_one_json_object(main, capsys):
+    pytest.importorskip("bfcl_eval")
+    rc = main(
+        [
+            "eval",
+            "bfcl",
+            "--model",
+            "oracle",
+            "--model",
+            "oracle",
+            "--categories",
+            "irrelevance",
+            "--limit",
+            "2",
+            "--json",
+        ]
+    )
+    d = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert rc == 0 and len(d["models"]) == 2
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (
+            ["eval", "bfcl", "--backend", "oracle", "--categories", "web_search"],
+            "unknown BFCL category 'web_search'",
+        ),
+        (["eval", "tau2", "--backend", "oracle", "--domains", "banking"], "unknown τ² domain 'banking'"),
+        (["eval", "bfcl", "--model", "/nope/model.gguf", "--categories", "parallel"], "model not found"),
+        (
+            ["eval", "report", "--model", "oracle", "--suites", "bfcl,mmlu", "--out", "x"],
+            "unknown suite(s) mmlu",
+        ),
+        (["eval", "bfcl", "--model", "ftp://host/v1", "--backend", "openai"], "needs a URL"),
+    ],
+)
+def test_user_errors_are_one_line(main, capsys, argv, message):
+    pytest.importorskip("bfcl_eval")
+    rc = main(argv)
+    err = capsys.readouterr().err
+    assert rc == 2 and message in " ".join(err.split()) and "Traceback" not in err
