@@ -15,6 +15,12 @@ Figures:
 * roofline: this machine's memory bandwidth (numpy copy of arrays far larger than the caches)
   divided by the bytes a decode step must read (the weights, ≈ the GGUF size), and the measured
   decode rate as a fraction of that bound.
+
+`bench_speed` is the raw-speed subset for models whose outputs mean nothing (random-init
+reference shapes): load, prefill of the real system + tools prompt, time to first token cold and
+over a cached prefix, decode over a fixed number of tokens whatever they are (a random tied model
+may emit one token forever, or an end-of-turn), peak RSS in a process of its own
+(`bench_speed_isolated`), and the roofline from the bytes of the tensors a decode step reads.
 """
 
 from __future__ import annotations
@@ -28,19 +34,63 @@ from pathlib import Path
 import numpy as np
 
 
-def memory_bandwidth_gb_s(size_mb: int = 256, repeats: int = 5) -> float:
-    """Sustained copy bandwidth: bytes read + bytes written per second, best of `repeats`."""
+def memory_bandwidth_gb_s(size_mb: int = 256, repeats: int = 5, threads: int = 1) -> float:
+    """Sustained copy bandwidth: bytes read + bytes written per second, best of `repeats`.
+
+    With `threads` > 1 the arrays are split into that many slices copied concurrently (numpy
+    releases the GIL for plain copies), as llama.cpp's threads stream the weights together.
+    """
     src = np.ones(size_mb * 1024 * 1024 // 8, dtype=np.float64)
     dst = np.empty_like(src)
+    dst[:] = 0.0  # touch the pages so the first timed copy does not pay for page faults
+    bounds = np.linspace(0, len(src), max(1, threads) + 1).astype(int)
+    slices = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+    def copy(sl: slice) -> None:
+        np.copyto(dst[sl], src[sl])
+
     best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        np.copyto(dst, src)
-        best = min(best, time.perf_counter() - t0)
+    if threads <= 1:
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            np.copyto(dst, src)
+            best = min(best, time.perf_counter() - t0)
+        return 2 * src.nbytes / best / 1e9
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(threads) as pool:
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            list(pool.map(copy, slices))
+            best = min(best, time.perf_counter() - t0)
     return 2 * src.nbytes / best / 1e9
 
 
+def decode_bytes_per_token(path: str | Path) -> int:
+    """Bytes of weights one decode step reads: every tensor once, except that an untied model
+    reads one row of its token embedding, not all of it (a tied one reads it whole as the output
+    projection). KV cache and recurrent state reads are left out (small at short context)."""
+    from botpsy.export.gguf import read_header
+
+    tensors = {t.name: t.n_bytes for t in read_header(path)[1]}
+    total = sum(tensors.values())
+    if "output.weight" in tensors and "token_embd.weight" in tensors:
+        total -= tensors["token_embd.weight"]
+    return total
+
+
 def peak_rss_mb() -> float:
+    """Peak resident memory of this process's current image.
+
+    /proc's VmHWM where there is one: `ru_maxrss` survives fork + exec, so a benchmark child
+    started from a large parent (a test runner with torch loaded) would report the parent's size.
+    """
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
@@ -161,6 +211,143 @@ def bench_model(
         roofline_fraction=round(raw / roof, 4),
     )
     return res
+
+
+@dataclass
+class SpeedResult:
+    """Raw speed of one GGUF at one thread count, measured in a process of its own."""
+
+    model: str
+    gguf_mb: float
+    threads: int
+    load_s: float
+    system_tokens: int  # system turn with the tool definitions
+    prompt_tokens: int  # system + first request + generation prompt
+    prefill_tok_s: float  # cold prompt, llama.cpp decode of the whole prompt
+    ttft_ms: float  # cold: prefill + first token
+    ttft_warm_ms: float  # a follow-up turn over the cached conversation
+    warm_new_tokens: int
+    decode_tokens: int
+    decode_tok_s: float  # greedy, fixed count, stop tokens ignored
+    peak_rss_mb: float
+    decode_mb_per_token: float  # weight bytes one decode step reads
+    bandwidth_gb_s: float
+    roofline_tok_s: float
+    roofline_fraction: float
+
+
+def _argmax_next(llm) -> int:
+    import llama_cpp
+
+    ptr = llama_cpp.llama_get_logits_ith(llm._ctx.ctx, -1)
+    return int(np.ctypeslib.as_array(ptr, shape=(llm.n_vocab(),)).argmax())
+
+
+def bench_speed(
+    model: str | Path, threads: int = 2, decode_tokens: int = 64, n_ctx: int = 4096, domain: str = "calendar"
+) -> SpeedResult:
+    """Load, prefill, time to first token (cold and warm) and fixed-length decode for one GGUF.
+
+    The prompt is the real agent prompt (the domain's system text and tool definitions plus one
+    request), so its token count is what the model's vocabulary makes of it. Decoding runs its
+    own greedy loop over llama.cpp (`eval` one token, argmax the logits) for exactly
+    `decode_tokens` steps: stop tokens are not special, so random-init models measure as well as
+    trained ones.
+    """
+    from botpsy.engine.llamacpp import LlamaCppEngine
+    from botpsy.models import resolve
+    from botpsy.worlds import get_domain
+
+    spec = resolve(model)
+    # Prompt batches on the same thread count as decode: llama-cpp-python's default (every core)
+    # would make the 1-thread rows measure contention instead of one core.
+    engine = LlamaCppEngine(
+        spec.base,
+        spec.adapter,
+        n_ctx=n_ctx,
+        n_threads=threads,
+        n_threads_batch=threads,
+        chat_format=spec.chat_format,
+    )
+    llm, fmt = engine.llm, engine.chat_format
+    dom = get_domain(domain)
+    system_ids = engine.tokenize(fmt.system([t.schema() for t in dom.tools], dom.system))
+    prompt = system_ids + engine.tokenize(
+        fmt.user("Add a dentist appointment on December 3 2026 at 10am") + fmt.generation_prompt(True)
+    )
+    llm.reset()
+    t0 = time.perf_counter()
+    llm.eval(prompt)
+    t_prefill = time.perf_counter() - t0
+    tok = _argmax_next(llm)
+    ttft = time.perf_counter() - t0
+
+    t1 = time.perf_counter()
+    generated = [tok]
+    for _ in range(decode_tokens):
+        llm.eval([tok])
+        tok = _argmax_next(llm)
+        generated.append(tok)
+    t_decode = time.perf_counter() - t1
+
+    follow = engine.tokenize("\n" + fmt.user("Thanks!") + fmt.generation_prompt(True))
+    follow = [engine.end_id] + follow
+    t2 = time.perf_counter()
+    llm.eval(follow)
+    _argmax_next(llm)
+    ttft_warm = time.perf_counter() - t2
+
+    rss = peak_rss_mb()
+    bw = memory_bandwidth_gb_s(threads=threads)
+    per_token = decode_bytes_per_token(spec.base)
+    roof = bw * 1e9 / per_token
+    decode_rate = decode_tokens / t_decode
+    res = SpeedResult(
+        model=engine.name,
+        gguf_mb=round(spec.base.stat().st_size / 1e6, 1),
+        threads=threads,
+        load_s=round(engine.load_s, 3),
+        system_tokens=len(system_ids),
+        prompt_tokens=len(prompt),
+        prefill_tok_s=round(len(prompt) / t_prefill, 2),
+        ttft_ms=round(ttft * 1000, 1),
+        ttft_warm_ms=round(ttft_warm * 1000, 1),
+        warm_new_tokens=len(follow),
+        decode_tokens=decode_tokens,
+        decode_tok_s=round(decode_rate, 2),
+        peak_rss_mb=round(rss, 1),
+        decode_mb_per_token=round(per_token / 1e6, 1),
+        bandwidth_gb_s=round(bw, 2),
+        roofline_tok_s=round(roof, 2),
+        roofline_fraction=round(decode_rate / roof, 4),
+    )
+    llm.close()
+    return res
+
+
+def bench_speed_isolated(model: str | Path, threads: int = 2, timeout_s: float = 3600, **kw) -> SpeedResult:
+    """`bench_speed` in a fresh interpreter, so peak RSS and load time are this model's alone.
+
+    A subprocess rather than multiprocessing's spawn, which re-imports the caller's main script.
+    """
+    import subprocess
+    import sys
+
+    args = json.dumps({"model": str(model), "threads": threads, **kw})
+    code = (
+        "import json, sys\n"
+        "from dataclasses import asdict\n"
+        "from botpsy.bench.device import bench_speed\n"
+        "print(json.dumps(asdict(bench_speed(**json.loads(sys.argv[1])))))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, args], capture_output=True, text=True, timeout=timeout_s
+    )
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+        raise RuntimeError(f"benchmark of {model} failed (exit {proc.returncode}): " + " | ".join(tail))
+    return SpeedResult(**json.loads(lines[-1]))
 
 
 def write_report(results: list[BenchResult], out_dir: Path) -> Path:

@@ -4,12 +4,27 @@
 this wrapper keeps that true by being fed append-only token ids, measures how much was reused,
 and turns every load failure (missing file, truncated GGUF, unknown architecture) into an
 `EngineError` with a one-line explanation.
+
+Options beyond what `Llama()` takes:
+
+* `n_threads_batch`: threads for multi-token batches (prompts). `Llama` defaults it to every
+  core whatever `n_threads` says; on a shared CPU that oversubscribes and small batches (a
+  14-token follow-up turn) slow down 10-30x, so benchmarks pin it to `n_threads`.
+* `n_rs_seq`: recurrent-state snapshots kept per sequence (llama.cpp's experimental context
+  parameter, not exposed by `Llama()`). Qwen3.5's Gated DeltaNet layers hold one running state,
+  not a per-token cache, so removing the last k tokens (regenerating a reply, a retry, a prompt
+  that diverges near its end) is impossible without a snapshot and `Llama.generate` falls back to
+  re-prefilling the whole conversation. With `n_rs_seq` = k, rollbacks of up to k tokens keep the
+  prefix. Memory: the recurrent state times (1 + k) — about 19 MB per snapshot for Qwen3.5-0.8B
+  (18 layers × 16 heads × 128 × 128 fp32, plus the convolution tails). Architectures without
+  support clamp it to 0 (see `rs_rollback`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -30,6 +45,40 @@ def check_gguf(path: Path, what: str = "model") -> None:
         head = f.read(4)
     if head != GGUF_MAGIC:
         raise EngineError(f"{path} is not a GGUF file (starts with {head!r}, expected {GGUF_MAGIC!r})")
+
+
+_CONTEXT_PARAMS_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _context_params(**fields):
+    """Make `Llama()` create its context with extra `llama_context_params` fields set.
+
+    `Llama.__init__` builds its params from `llama_cpp.llama_context_default_params()` and creates
+    the context right away, with no hook in between; wrapping that one function for the duration
+    of the constructor (under a lock) sets the fields before the context exists, where setting
+    them afterwards would mean building a second context.
+    """
+    if not fields:
+        yield
+        return
+    import llama_cpp.llama as llama_module
+
+    lib = llama_module.llama_cpp
+    original = lib.llama_context_default_params
+
+    def with_fields():
+        params = original()
+        for name, value in fields.items():
+            setattr(params, name, value)
+        return params
+
+    with _CONTEXT_PARAMS_LOCK:
+        lib.llama_context_default_params = with_fields
+        try:
+            yield
+        finally:
+            lib.llama_context_default_params = original
 
 
 @contextlib.contextmanager
@@ -59,6 +108,8 @@ class LlamaCppEngine:
         chat_format: str | None = None,
         seed: int = 0,
         verbose: bool = False,
+        n_threads_batch: int | None = None,
+        n_rs_seq: int = 0,
     ):
         from llama_cpp import Llama
 
@@ -69,7 +120,7 @@ class LlamaCppEngine:
         t0 = time.perf_counter()
         ctx = contextlib.nullcontext() if verbose else _quiet_stderr()
         try:
-            with ctx:
+            with ctx, _context_params(**({"n_rs_seq": n_rs_seq} if n_rs_seq else {})):
                 self.llm = Llama(
                     model_path=str(model_path),
                     lora_path=str(lora_path) if lora_path else None,
@@ -79,6 +130,7 @@ class LlamaCppEngine:
                     seed=seed,
                     verbose=verbose,
                     use_mmap=lora_path is None,
+                    **({"n_threads_batch": n_threads_batch} if n_threads_batch is not None else {}),
                 )
         except (ValueError, RuntimeError, OSError) as e:
             raise EngineError(
@@ -95,6 +147,13 @@ class LlamaCppEngine:
         if len(end_ids) == 1:
             self.stop_ids.add(end_ids[0])
         self.end_id = end_ids[0] if len(end_ids) == 1 else self.llm.token_eos()
+
+    @property
+    def rs_rollback(self) -> int:
+        """Tokens that can be rolled back without a re-prefill (llama.cpp's effective `n_rs_seq`)."""
+        import llama_cpp
+
+        return int(llama_cpp.llama_n_rs_seq(self.llm.ctx))
 
     def tokenize(self, text: str) -> list[int]:
         return self.llm.tokenize(text.encode(), add_bos=False, special=True)
