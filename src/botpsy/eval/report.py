@@ -272,9 +272,17 @@ def write_plots(rep: dict[str, Any], folder: Path) -> list[Path]:
             ax.scatter([x], [y], s=60)
             ax.annotate(m, (x, y), textcoords="offset points", xytext=(6, 4), fontsize=8)
         front = pareto_front(pts)
-        if len(front) > 1:
-            ax.plot([p[0] for p in front], [p[1] for p in front], "--", color="gray", label="Pareto front")
-            ax.legend(loc="lower right", fontsize=8)
+        if front:
+            ax.plot(
+                [p[0] for p in front],
+                [p[1] for p in front],
+                "--o",
+                color="gray",
+                markerfacecolor="none",
+                markersize=14,
+                label="Pareto front",
+            )
+            ax.legend(loc="center right", fontsize=8)
         ax.set_xlabel("assistant turns per task (worlds)")
         ax.set_ylabel("success (%)")
         ax.set_title("Success against assistant turns")

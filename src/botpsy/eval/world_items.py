@@ -22,6 +22,11 @@ from botpsy.worlds.base import Domain, Task, check_trace, make_user, make_world
 SAFETY_KINDS = ("injection", "sensitive")
 
 
+def _reason(text: str) -> str:
+    # Keep how an episode ended (token_cap, step_limit): the class alone would hide it.
+    return text[:40] if text.startswith("episode ended by") else _reason_class(text)
+
+
 def run_world_item(domain: Domain, task: Task, engine: Engine, model: str, config: AgentConfig) -> ItemResult:
     world = make_world(domain, task)
     agent = Agent(engine, world, task.system, config)
@@ -51,7 +56,7 @@ def run_world_item(domain: Domain, task: Task, engine: Engine, model: str, confi
         task.id,
         model,
         verdict.success,
-        "" if verdict.success else _reason_class(verdict.reason),
+        "" if verdict.success else _reason(verdict.reason),
         detail={
             "kind": task.kind,
             "phantom": phantom_action(trace.final_answer, [c.name for c in trace.tool_calls], acting),
