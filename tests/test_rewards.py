@@ -195,3 +195,40 @@ def test_every_gold_turn_of_every_kind_earns_full_reward():
     for task in get_domain("calendar").generate(25, 3, "train"):
         for it in turn_items([task]):
             assert tool_reward(text(it.gold_message()), it) == pytest.approx(1.0), (task.kind, it.turn)
+
+
+@pytest.mark.parametrize(
+    "n,max_len,cache,expected",
+    [
+        (10, 100, 20, 0.0),
+        (80, 100, 20, 0.0),
+        (90, 100, 20, -0.5),
+        (100, 100, 20, -1.0),
+        (150, 100, 20, -1.0),
+        (100, 100, 0, 0.0),
+        (101, 100, 0, -1.0),
+    ],
+)
+def test_overlong_penalty(n, max_len, cache, expected):
+    from botpsy.train.rewards import overlong_penalty
+
+    assert overlong_penalty(n, max_len, cache) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    "completion,expected",
+    [
+        ("Let me add the event.\n</think>\n\nDone.", 0.0),
+        ("I should check the calendar for that day first. " * 8 + "\n</think>\n\nok", -1.0),
+        ("I should check the calendar for that day first. " * 8, -1.0),  # never closed: still a loop
+        ("", 0.0),
+        (
+            "ok\n</think>\n\n" + "the answer text repeats itself many many times over " * 8,
+            0.0,
+        ),  # only reasoning counts
+    ],
+)
+def test_loop_penalty(completion, expected):
+    from botpsy.train.rewards import loop_penalty
+
+    assert loop_penalty(completion) == expected

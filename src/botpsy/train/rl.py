@@ -74,6 +74,12 @@ def make_dynamic_sampling_trainer():
         max_refill_rounds: int = 2
         refill_seed: int = 0
 
+        def _tokenize_prompts(self, prompts):
+            if isinstance(prompts[0], str):
+                # botpsy renders prompts itself: no BOS or other special tokens may be added
+                return self.processing_class(text=prompts, add_special_tokens=False)["input_ids"], None, {}
+            return super()._tokenize_prompts(prompts)
+
         def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
             per_func = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
             weights = self.reward_weights.to(per_func.device).unsqueeze(0)

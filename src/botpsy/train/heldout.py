@@ -1,0 +1,146 @@
+"""Held-out figures of a recipe checkpoint, and the dev-split score that picks a stage's best checkpoint.
+
+Figures (BotPsy's, at recipe scale):
+* world success overall and by task kind, tool-call exactness — `botpsy.eval.worlds.evaluate` on the
+  worlds' eval split;
+* instruction-following accuracy — IFBench verifiers on *held-out* constraint types
+  (`botpsy.data.verifiable`, ifeval eval split);
+* reasoning accuracy — arithmetic and multiple-choice items of the eval split;
+* reasoning-loop rate — `botpsy.eval.metrics.reasoning_loop` over the reasoning of every IF and
+  reasoning item (BotPsy reports it on IFBench), and the share that hit the token cap;
+* reasoning tokens per correct answer — mean over this checkpoint's correct reasoning items; the
+  recipe report also gives it on the items *every* stage solved
+  (`metrics.reasoning_tokens_per_correct`), the fair comparison.
+
+All generation is greedy through the transformers engine on the checkpoint's `hf/` folder, so every
+stage is measured the same way. Per-item outcomes are kept for the cross-stage comparison.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class EvalSpec:
+    """Sizes of the held-out and dev evaluations (preset section `eval:`)."""
+
+    world_domains: tuple[str, ...] = ("calendar",)
+    world_tasks: int = 50  # per domain, eval split
+    if_items: int = 30  # held-out IFBench constraint types
+    reasoning_items: int = 30  # arithmetic + multiple choice
+    max_tokens: int = 384  # generation cap per model step (the agent's token cap)
+    max_steps: int = 8  # model steps per user message in world episodes
+    dev_tasks: int = 20  # dev split (train-split stream, unseen seed) for checkpoint selection
+    dev_items: int = 10
+    seed: int = 1000
+    dev_seed: int = 5000
+    threads: int = 0
+
+
+def _engine(model_dir: str | Path, threads: int):
+    from botpsy.engine.transformers_engine import TransformersEngine
+    from botpsy.train.common import hf_dir
+
+    return TransformersEngine(hf_dir(model_dir), chat_format="qwen35", n_threads=threads or None)
+
+
+def generate_items(engine, items, max_tokens: int) -> list[dict[str, Any]]:
+    """Greedy completions of verifiable items, scored, with reasoning length and loop flags."""
+    from botpsy.data.verifiable import score
+    from botpsy.eval.metrics import reasoning_loop
+    from botpsy.protocol.formats import THINK_CLOSE
+
+    out = []
+    for item in items:
+        ids = engine.tokenize(item.prompt(engine.chat_format))
+        engine.reset() if hasattr(engine, "reset") else None
+        gen = engine.generate(ids, max_tokens=max_tokens, temperature=0.0)
+        reasoning = gen.text.split(THINK_CLOSE, 1)[0]
+        out.append(
+            {
+                "id": item.id,
+                "domain": item.domain,
+                "score": score(item, gen.text),
+                "reasoning_tokens": len(engine.tokenize(reasoning)),
+                "loop": reasoning_loop(reasoning),
+                "cap": gen.stop == "length",
+            }
+        )
+    return out
+
+
+def world_figures(engine, spec: EvalSpec, split_seed: int, n: int, split: str = "eval") -> dict[str, Any]:
+    from botpsy.agent.loop import AgentConfig
+    from botpsy.eval.worlds import evaluate
+    from botpsy.worlds import get_domain
+
+    config = AgentConfig(max_tokens=spec.max_tokens, max_steps=spec.max_steps)
+    merged: dict[str, Any] = {"n": 0, "success": 0.0, "tool_call_exact": 0.0, "by_kind": {}}
+    kinds: dict[str, list[float]] = {}
+    for name in spec.world_domains:
+        domain = get_domain(name)
+        report = evaluate(
+            lambda t: engine, domain, domain.generate(n, split_seed, split), engine.name, config
+        )
+        merged["n"] += report.n
+        merged["success"] += report.success * report.n
+        merged["tool_call_exact"] += report.tool_call_exact * report.n
+        for r in report.results:
+            kinds.setdefault(r.kind, []).append(float(r.success))
+    total = max(merged["n"], 1)
+    merged["success"] = round(merged["success"] / total, 4)
+    merged["tool_call_exact"] = round(merged["tool_call_exact"] / total, 4)
+    merged["by_kind"] = {k: round(sum(v) / len(v), 4) for k, v in sorted(kinds.items())}
+    return merged
+
+
+def heldout_figures(
+    model_dir: str | Path, spec: EvalSpec, world_tasks: int | None = None, log=print
+) -> dict[str, Any]:
+    from botpsy.data.verifiable import generate, mixture
+
+    engine = _engine(model_dir, spec.threads)
+    figures = world_figures(engine, spec, spec.seed, spec.world_tasks if world_tasks is None else world_tasks)
+    half = spec.reasoning_items // 2
+    reasoning = generate_items(
+        engine,
+        generate("arithmetic", spec.reasoning_items - half, spec.seed, "eval")
+        + generate("mcq", half, spec.seed, "eval"),
+        spec.max_tokens,
+    )
+    if_items = mixture({"ifeval": spec.if_items}, spec.seed, "eval", log) if spec.if_items else []
+    follow = generate_items(engine, if_items, spec.max_tokens)
+    both = reasoning + follow
+    correct = [r for r in reasoning if r["score"] >= 1.0]
+    figures.update(
+        {
+            "reasoning_accuracy": round(sum(r["score"] for r in reasoning) / max(len(reasoning), 1), 4),
+            "instruction_following_accuracy": (
+                round(sum(r["score"] for r in follow) / len(follow), 4) if follow else None
+            ),
+            "reasoning_loop_rate": round(sum(r["loop"] for r in both) / max(len(both), 1), 4),
+            "token_cap_share": round(sum(r["cap"] for r in both) / max(len(both), 1), 4),
+            "reasoning_tokens_per_correct": (
+                round(sum(r["reasoning_tokens"] for r in correct) / len(correct), 1) if correct else None
+            ),
+            "items": both,
+        }
+    )
+    return figures
+
+
+def dev_score(model_dir: str | Path, spec: EvalSpec) -> float:
+    """One number to rank checkpoints of a stage: mean of dev world success and dev verifiable score."""
+    from botpsy.data.verifiable import generate
+
+    engine = _engine(model_dir, spec.threads)
+    world = world_figures(engine, spec, spec.dev_seed, spec.dev_tasks, split="train")["success"]
+    items = generate("arithmetic", spec.dev_items, spec.dev_seed, "train") + generate(
+        "json", spec.dev_items, spec.dev_seed, "train"
+    )
+    scored = generate_items(engine, items, spec.max_tokens)
+    verifiable = sum(r["score"] for r in scored) / max(len(scored), 1)
+    return round((world + verifiable) / 2, 4)

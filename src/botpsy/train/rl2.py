@@ -1,0 +1,168 @@
+"""Stage 4 — RL2: DAPO on multi-domain verifiable rewards, plus length and loop shaping.
+
+What it does: the same trainer as RL1 (`botpsy.train.rl`: TRL `GRPOTrainer`, `loss_type="dapo"`,
+clip-higher 0.28, truncated completions masked, dynamic sampling) on a mixture of verifiable
+domains from `botpsy.data.verifiable` — arithmetic word problems, multiple choice, small code
+tasks run in a sandbox, IFBench-style constraints, JSON against a schema and multi-turn tool use
+in the worlds. Three reward functions, weighted:
+
+* `verifiable` — the item's checker, in [0, 1];
+* `overlong` — DAPO's soft overlong punishment on the completion's token count, in [-1, 0];
+* `loop` — -1 when the reasoning loops, by the evaluation's own detector.
+
+The last two are what BotPsy credits RL2 with: fewer reasoning loops and fewer reasoning tokens
+per correct answer. The verifiable reward alone rewards being right, at any length.
+
+Changed from BotPsy and why: a LoRA and generated data instead of full fine-tuning on curated
+corpora (CPU budget, offline machine); the IF domain uses the IFBench verifiers with held-out
+constraint types kept out of training, so the recipe's IF figure measures transfer.
+
+Command: `botpsy recipe --preset micro --stages rl2 --set rl2.student=PATH`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class RL2Config:
+    """Knobs of RL2. Defaults follow DAPO where it sets them; `domains` are "name=count" strings."""
+
+    student: str = ""  # policy to start from; "" = the previous stage's best checkpoint
+    domains: tuple[str, ...] = ("arithmetic=48", "mcq=32", "code=16", "ifeval=32", "json=16", "tools=48")
+    seed: int = 0
+    num_generations: int = 4  # group size G
+    prompts_per_step: int = 2
+    max_steps: int = 20
+    learning_rate: float = 2e-5
+    lora_r: int = 16
+    lora_alpha: int = 32
+    max_completion_length: int = 192
+    overlong_cache: int = 48  # DAPO's L_cache: the soft-penalty zone before the cap (paper: 4k of 20k)
+    temperature: float = 1.0
+    epsilon: float = 0.2
+    epsilon_high: float = 0.28
+    beta: float = 0.0
+    loss_type: str = "dapo"
+    mask_truncated_completions: bool = True
+    dynamic_sampling: bool = True
+    max_refill_rounds: int = 2
+    reward_weights: tuple[float, ...] = (1.0, 1.0, 0.5)  # verifiable, overlong, loop
+    save_steps: int = 10
+    time_budget_min: float = 0.0
+    threads: int = 0
+    use_vllm: bool = False
+
+
+def rl2_dataset(cfg: RL2Config, fmt, split: str = "train", log=print) -> list[dict]:
+    from botpsy.data.verifiable import mixture
+    from botpsy.train.mopd import parse_pairs
+
+    counts = {k: int(v) for k, v in parse_pairs(cfg.domains, "rl2.domains").items()}
+    return [
+        {"prompt": it.prompt(fmt), "item": it.to_json(), "domain": it.domain}
+        for it in mixture(counts, cfg.seed, split, log)
+    ]
+
+
+def reward_functions(cfg: RL2Config):
+    """The TRL reward functions of RL2, in the order of `cfg.reward_weights`."""
+    from botpsy.data.verifiable import Item, score
+    from botpsy.train.rewards import loop_penalty, overlong_penalty
+
+    def verifiable(prompts, completions, item, **_):
+        return [score(Item.from_json(i), c) for c, i in zip(completions, item, strict=True)]
+
+    def overlong(prompts, completions, completion_ids, **_):
+        return [
+            overlong_penalty(len(ids), cfg.max_completion_length, cfg.overlong_cache)
+            for ids in completion_ids
+        ]
+
+    def loop(prompts, completions, **_):
+        return [loop_penalty(c) for c in completions]
+
+    return [verifiable, overlong, loop]
+
+
+def run_rl2(cfg: RL2Config, student: str, out_dir: Path, log=print) -> dict:
+    from collections import Counter
+
+    from datasets import Dataset
+    from trl import GRPOConfig
+
+    from botpsy.protocol.formats import ChatFormat
+    from botpsy.train.common import (
+        cpu_args,
+        last_checkpoint,
+        load_policy,
+        lora_config,
+        save_checkpoint,
+        time_budget_callback,
+        write_summary,
+    )
+    from botpsy.train.rl import make_dynamic_sampling_trainer
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "config.json").write_text(json.dumps({**asdict(cfg), "student": student}, indent=2))
+    model, tok = load_policy(student, cfg.threads)
+    rows = rl2_dataset(cfg, ChatFormat("qwen35"), log=log)
+    by_domain = Counter(r["domain"] for r in rows)
+    log(f"rl2: {len(rows)} prompts {dict(by_domain)}")
+    g = cfg.num_generations
+    args = GRPOConfig(
+        output_dir=str(out_dir / "checkpoints"),
+        per_device_train_batch_size=cfg.prompts_per_step * g,
+        gradient_accumulation_steps=1,
+        num_generations=g,
+        max_completion_length=cfg.max_completion_length,
+        temperature=cfg.temperature,
+        learning_rate=cfg.learning_rate,
+        max_steps=cfg.max_steps,
+        beta=cfg.beta,
+        epsilon=cfg.epsilon,
+        epsilon_high=cfg.epsilon_high,
+        loss_type=cfg.loss_type,
+        mask_truncated_completions=cfg.mask_truncated_completions,
+        scale_rewards="group",
+        reward_weights=list(cfg.reward_weights),
+        save_strategy="steps",
+        save_steps=cfg.save_steps,
+        seed=cfg.seed,
+        use_vllm=cfg.use_vllm,
+        **cpu_args(),
+    )
+    trainer_cls = make_dynamic_sampling_trainer()
+    trainer_cls.max_refill_rounds = cfg.max_refill_rounds if cfg.dynamic_sampling else 0
+    trainer_cls.refill_seed = cfg.seed
+    trainer = trainer_cls(
+        model=model,
+        reward_funcs=reward_functions(cfg),
+        args=args,
+        train_dataset=Dataset.from_list(rows),
+        processing_class=tok,
+        peft_config=lora_config(cfg.lora_r, cfg.lora_alpha),
+        callbacks=time_budget_callback(cfg.time_budget_min),
+    )
+    resume = last_checkpoint(out_dir / "checkpoints")
+    if resume:
+        log(f"resuming from {resume}")
+    t0 = time.time()
+    trainer.train(resume_from_checkpoint=resume)
+    save_checkpoint(trainer.model, tok, out_dir, "botpsy-rl2-" + out_dir.parent.name)
+    hist = [h for h in trainer.state.log_history if "reward" in h]
+    return write_summary(
+        out_dir,
+        trainer,
+        t0,
+        {
+            "prompts": dict(by_domain),
+            "first_reward": hist[0]["reward"] if hist else None,
+            "last_reward": hist[-1]["reward"] if hist else None,
+        },
+    )

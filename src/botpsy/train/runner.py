@@ -1,0 +1,180 @@
+"""Runs resolved recipe stages in order: train, pick the best checkpoint on the dev split, measure, report.
+
+See `botpsy.train.recipe` for the run layout and the resume rule (a stage with `done.json` is
+skipped; an unfinished one resumes from its last TRL checkpoint, and candidate scores already in
+`selection.json` are not recomputed).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from botpsy.train.heldout import EvalSpec
+
+
+def materialize(adapter_dir: Path, start: str | Path, out: Path, name: str) -> Path:
+    """A loadable checkpoint folder: the LoRA adapter at `adapter_dir` folded into `start`."""
+    from peft import PeftModel
+
+    from botpsy.train.common import load_policy, save_checkpoint
+
+    if (out / "manifest.json").exists():
+        return out
+    model, tok = load_policy(str(start))
+    merged = PeftModel.from_pretrained(model, str(adapter_dir))
+    return save_checkpoint(merged, tok, out, name)
+
+
+def materialize_base(base: str, out: Path) -> Path:
+    """The recipe's starting model as a checkpoint folder (the GGUF base is dequantised once)."""
+    from botpsy.train.common import load_policy, save_checkpoint
+
+    if (out / "manifest.json").exists():
+        return out
+    model, tok = load_policy(base)
+    return save_checkpoint(model, tok, out, "botpsy-base")
+
+
+def candidates(stage_dir: Path) -> list[Path]:
+    """TRL checkpoints holding a LoRA adapter, oldest first."""
+    folder = stage_dir / "checkpoints"
+    found = (
+        [p for p in folder.glob("checkpoint-*") if (p / "adapter_config.json").exists()]
+        if folder.exists()
+        else []
+    )
+    return sorted(found, key=lambda p: int(p.name.split("-")[-1]))
+
+
+def select_best(stage: str, stage_dir: Path, start: Path, spec: EvalSpec, log=print) -> Path:
+    """The stage's checkpoint with the best dev score (the final weights win ties)."""
+    from botpsy.train.heldout import dev_score
+
+    final = stage_dir
+    if spec.dev_tasks <= 0 and spec.dev_items <= 0:
+        return final
+    path = stage_dir / "selection.json"
+    scores: dict[str, float] = json.loads(path.read_text())["scores"] if path.exists() else {}
+    pool = {"final": final}
+    for ck in candidates(stage_dir):
+        pool[ck.name] = stage_dir / "candidates" / ck.name
+    for key, folder in pool.items():
+        if key in scores:
+            continue
+        if key != "final":
+            materialize(stage_dir / "checkpoints" / key, start, folder, f"botpsy-{stage}-{key}")
+        scores[key] = dev_score(folder, spec)
+        log(f"{stage}: dev score of {key}: {scores[key]}")
+        path.write_text(json.dumps({"scores": scores}, indent=2))
+    best = max(scores, key=lambda k: (scores[k], k == "final"))
+    path.write_text(json.dumps({"scores": scores, "best": best}, indent=2))
+    return pool[best]
+
+
+def _previous_best(root: Path, stage: str, stages: tuple[str, ...]) -> Path | None:
+    """The chosen checkpoint of the nearest finished stage before `stage` in this run folder."""
+    for prev in reversed(stages[: stages.index(stage)]):
+        done = root / prev / "done.json"
+        if done.exists():
+            return Path(json.loads(done.read_text())["best"])
+    return None
+
+
+def _figures(folder: Path, spec: EvalSpec, world_tasks: int | None, log) -> dict[str, Any]:
+    from botpsy.train.heldout import heldout_figures
+
+    path = folder / "eval.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    figures = heldout_figures(folder, spec, world_tasks, log)
+    path.write_text(json.dumps(figures, indent=2))
+    return figures
+
+
+def run_stages(preset: str, plan: dict[str, Any], root: Path, log=print) -> dict[str, Any]:
+    from botpsy.train.recipe import STAGES, copy_report
+    from botpsy.train.report import write_report
+
+    root.mkdir(parents=True, exist_ok=True)
+    spec: EvalSpec = plan["eval"]
+    base_dir = materialize_base(plan["base"], root / "base")
+    log(f"[bold]base[/] {plan['base']} → {base_dir}")
+    rows = [{"stage": "base", "model": str(base_dir), **_figures(base_dir, spec, None, log)}]
+
+    def resolve_source(source: str) -> str:
+        if source == "base":
+            return str(base_dir)
+        if source in STAGES:
+            done = root / source / "done.json"
+            if not done.exists():
+                raise ValueError(
+                    f"teacher source {source!r} needs that stage's output in {root / source} "
+                    f"(run --stages {source} first) or name a checkpoint folder"
+                )
+            return json.loads(done.read_text())["best"]
+        return source
+
+    for stage, item in plan["stages"].items():
+        cfg = item["config"]
+        stage_dir = root / stage
+        done = stage_dir / "done.json"
+        if done.exists():
+            log(f"[bold]{stage}[/] already done, reusing {json.loads(done.read_text())['best']}")
+        else:
+            start = Path(getattr(cfg, "student", "") or _previous_best(root, stage, STAGES) or base_dir)
+            log(f"[bold]stage {stage}[/] from {start if stage != 'sft' else cfg.base} → {stage_dir}")
+            _train(stage, cfg, start, stage_dir, base_dir, resolve_source, log)
+            merge_start = base_dir if stage == "sft" else start
+            best = select_best(stage, stage_dir, merge_start, spec, log)
+            done.write_text(json.dumps({"best": str(best), "start": str(start)}, indent=2))
+        best = Path(json.loads(done.read_text())["best"])
+        figures = _figures(best, spec, item["eval_tasks"], log)
+        if best != stage_dir:  # a candidate won: its figures also go where the stage's figures live
+            (stage_dir / "eval.json").write_text(json.dumps(figures, indent=2))
+        summary_path = stage_dir / "train_summary.json"
+        train = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+        rows.append({"stage": stage, "model": str(best), "train": train, **figures})
+        log(f"held-out figures of {stage}: {json.dumps({k: v for k, v in figures.items() if k != 'items'})}")
+    report = write_report(rows, root, preset)
+    copy_report(root, preset)
+    return report
+
+
+def _train(stage: str, cfg, start: Path, stage_dir: Path, base_dir: Path, resolve_source, log) -> None:
+    if stage == "sft":
+        from botpsy.train.sft import run_sft
+
+        run_sft(cfg, stage_dir, log=log)
+        _fold_sft(stage_dir, base_dir)
+    elif stage == "mopd":
+        from botpsy.train.mopd import run_mopd
+
+        run_mopd(cfg, str(start), stage_dir, resolve_source, log=log)
+    elif stage == "rl1":
+        from botpsy.train.rl import run_rl1
+
+        run_rl1(cfg, str(start), stage_dir, log=log)
+    elif stage == "rl2":
+        from botpsy.train.rl2 import run_rl2
+
+        run_rl2(cfg, str(start), stage_dir, log=log)
+
+
+def _fold_sft(stage_dir: Path, base_dir: Path) -> None:
+    """Add the merged `hf/` checkpoint to the SFT output; its manifest keeps the GGUF base + adapter too."""
+    from peft import PeftModel
+
+    from botpsy.train.common import load_policy
+
+    manifest_path = stage_dir / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    if manifest.get("hf"):
+        return
+    model, tok = load_policy(str(base_dir))
+    merged = PeftModel.from_pretrained(model, str(stage_dir / "adapter")).merge_and_unload()
+    merged.save_pretrained(stage_dir / "hf")
+    tok.save_pretrained(stage_dir / "hf")
+    manifest["hf"] = "hf"
+    manifest_path.write_text(json.dumps(manifest, indent=2))
