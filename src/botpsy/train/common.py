@@ -101,7 +101,7 @@ def cpu_args(use_cpu: bool | None = None) -> dict[str, Any]:
         "fp16": False,
         "report_to": [],
         "dataloader_num_workers": 0,
-        "gradient_checkpointing": False,  # recomputation costs a third more compute; memory is not the limit here
+        "activation_checkpointing": False,  # recomputation costs a third more compute; memory is not the limit here
         "save_total_limit": 3,
         "logging_steps": 1,
     }
