@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 pytest.importorskip("tau2")
@@ -54,3 +56,83 @@ def test_a_dead_backend_fails_the_task_with_its_reason():
 def test_unknown_domain_is_a_clear_error():
     with pytest.raises(ValueError, match="unknown τ² domain 'banking'"):
         tau2.parse_domains("retail,banking")
+
+
+class UserStub:
+    """An OpenAI-compatible chat endpoint that plays the user with fixed lines."""
+
+    def __init__(self, lines):
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.lines, self.requests = list(lines), []
+        stub = self
+
+        class H(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                stub.requests.append(body)
+                text = stub.lines.pop(0) if stub.lines else "###STOP###"
+                data = json.dumps(
+                    {
+                        "id": "x",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body.get("model", "user"),
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": text},
+                                "finish_reason": "stop",
+                            }
+                        ],
+                        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                    }
+                ).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_llm_user_simulator_drives_the_episode():
+    """τ²'s own UserSimulator, through litellm, against a local stub: the oracle agent still scores 1.0."""
+    stub = UserStub(["Hi, I need help with my order.", "###STOP###"])
+    try:
+        rep = evaluate_tau2(
+            ["retail"], "oracle", oracle_engine_for(), Tau2Config(limit=1), user=tau2.UserSim(stub.url, "sim")
+        )
+    finally:
+        stub.close()
+    assert rep.to_dict()["mean_pass_1"] == 1.0, rep.failures
+    first = stub.requests[0]
+    assert first["model"] == "sim" and first["messages"][0]["role"] == "system"
+    assert "How can I help you today?" in json.dumps(first["messages"])  # τ²'s greeting, roles flipped
+
+
+def test_a_user_who_never_stops_fails_the_episode():
+    stub = UserStub(["Hello?"] * 5)
+    try:
+        rep = evaluate_tau2(
+            ["airline"],
+            "oracle",
+            oracle_engine_for(),
+            Tau2Config(limit=1),
+            user=tau2.UserSim(stub.url, "sim", max_user_turns=3),
+        )
+    finally:
+        stub.close()
+    assert rep.results[0].ok is False and rep.results[0].reason.startswith(("ended", "failed"))

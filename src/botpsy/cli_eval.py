@@ -201,31 +201,55 @@ def cmd_ifbench(a) -> int:
 
 def cmd_tau2(a) -> int:
     from botpsy.cli import UsageError
-    from botpsy.eval.tau2 import Tau2Config, evaluate_tau2, oracle_engine_for, parse_domains, require_tau2
+    from botpsy.eval.backends import resolve_backend
+    from botpsy.eval.tau2 import (
+        Tau2Config,
+        UserSim,
+        evaluate_tau2,
+        oracle_engine_for,
+        parse_domains,
+        require_tau2,
+    )
 
     domains = parse_domains(a.domains)
+    user = None
+    if a.user_model:
+        if not a.user_model.startswith(("http://", "https://")):
+            raise UsageError(
+                f"--user-model needs an OpenAI-compatible URL like http://127.0.0.1:8080/v1#NAME, got {a.user_model!r}"
+            )
+        url, _, name = a.user_model.partition("#")
+        user = UserSim(url, name or "user", a.user_temperature)
+    for spec in _models(a):
+        if resolve_backend(spec, a.backend).kind != "oracle" and user is None:
+            raise UsageError(
+                "τ²-bench runs of a model need an LLM user simulator: pass --user-model http://HOST:PORT/v1#NAME "
+                "(botpsy serve, llama.cpp's server, vLLM), or run the gold replay with --backend oracle"
+            )
     require_tau2()
     summaries = []
-    from botpsy.eval.backends import resolve_backend
-
     for spec in _models(a):
-        label = resolve_backend(spec, a.backend).label
-        if resolve_backend(spec, a.backend).kind != "oracle":
-            raise UsageError(
-                "τ²-bench runs of a model need an LLM user simulator, which is not wired yet; "
-                "run the gold replay with --backend oracle"
-            )
+        label, engine = _engine_factory(spec, a)
         config = Tau2Config(max_tokens=a.max_tokens, limit=a.limit)
+        if engine is None:
+            engine_for = oracle_engine_for(a.chat_format or "qwen35")
+        else:
+
+            def engine_for(domain, task, engine=engine):
+                return engine, []
+
         prog, on_domain, progress = _progress_runner(label)
         with prog:
             rep = evaluate_tau2(
                 domains,
                 label,
-                oracle_engine_for(a.chat_format or "qwen35"),
+                engine_for,
                 config,
                 a.out,
                 progress,
                 on_domain,
+                run_config={"user": a.user_model},
+                user=user,
             )
         summaries.append(rep.to_dict())
         if a.out:
@@ -359,6 +383,10 @@ def register(eval_subparsers) -> None:
     sp.add_argument(
         "--domains", default="retail,airline,telecom", help="comma-separated: retail, airline, telecom"
     )
+    sp.add_argument(
+        "--user-model", help="the user simulator: http://HOST:PORT/v1#NAME (needed for a model's run)"
+    )
+    sp.add_argument("--user-temperature", type=float, default=0.0)
     _common(sp, 512)
     sp.set_defaults(fn=cmd_tau2)
 

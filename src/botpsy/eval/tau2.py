@@ -18,8 +18,9 @@ answers. The final answer carries the facts the task says must be communicated. 
 three domains must score 1.0 this way.
 
 Runs of real models need a user simulator: an LLM behind an OpenAI-compatible endpoint
-(`botpsy serve`, llama.cpp, vLLM). That path is not built yet; `evaluate_tau2` refuses a
-model without one (see the report of issue 4).
+(`botpsy serve`, llama.cpp's server, vLLM), driven by τ²'s own `UserSimulator` through litellm
+(`UserSim`, `--user-model http://HOST:PORT/v1#NAME`). The conversation opens with τ²'s greeting,
+the simulator's tool calls run as user tools, and its stop tokens end the episode.
 """
 
 from __future__ import annotations
@@ -112,25 +113,28 @@ class Tau2Env:
         )
         return resp.content or ""
 
-    def user_act(self, position: int, actions: list[Any]) -> None:
-        """The user does `actions` on their own device (τ²'s user tools), before trace message `position`."""
+    def user_act(self, position: int, actions: list[Any]) -> list[Any]:
+        """The user does `actions` (gold actions or the simulator's tool calls) on their own device
+        with τ²'s user tools, before trace message `position`; returns the tool messages."""
         from tau2.data_model.message import ToolCall as TauCall
 
         done = []
         for a in actions:
-            call = TauCall(
-                id=uuid.uuid4().hex[:8], name=a.name, arguments=dict(a.arguments), requestor="user"
-            )
+            cid = getattr(a, "id", "") or uuid.uuid4().hex[:8]
+            call = TauCall(id=cid, name=a.name, arguments=dict(a.arguments), requestor="user")
             done.append((call, self.env.get_response(call)))
         self.user_actions.setdefault(position, []).extend(done)
+        return [result for _, result in done]
 
 
-def trajectory(trace: Trace, env: Tau2Env) -> list[Any]:
+def trajectory(
+    trace: Trace, env: Tau2Env, greeting: str | None = None, last_user: str | None = None
+) -> list[Any]:
     """The conversation as τ² messages, tool calls matched to their results by id."""
     from tau2.data_model.message import AssistantMessage, ToolMessage, UserMessage
     from tau2.data_model.message import ToolCall as TauCall
 
-    out: list[Any] = []
+    out: list[Any] = [AssistantMessage(role="assistant", content=greeting)] if greeting else []
     pending: list[str] = []  # ids of the last assistant turn's calls, in order
     for i, m in enumerate(trace.messages):
         for call, result in env.user_actions.get(i, []):
@@ -161,6 +165,8 @@ def trajectory(trace: Trace, env: Tau2Env) -> list[Any]:
         out.append(
             ToolMessage(id=call.id, role="tool", content=result.content, requestor="user", error=result.error)
         )
+    if last_user:
+        out.append(UserMessage(role="user", content=last_user))
     return out
 
 
@@ -256,18 +262,103 @@ def run_gold(
             next((e.data["message"] for e in reversed(trace.events) if e.kind == "error"), "backend error")
         )
     reward = score(domain, task, trajectory(trace, env), trace.stopped == "answer")
+    return _result(domain, task, model, reward, trace, engine, trace.stopped)
+
+
+# ---- a model with an LLM user simulator ------------------------------------------------------------
+
+GREETING = "Hi! How can I help you today?"  # τ²'s orchestrator opens every conversation with it
+
+
+@dataclass(frozen=True)
+class UserSim:
+    """The user simulator: an LLM behind an OpenAI-compatible endpoint, driven by τ²'s own
+    `UserSimulator` (its prompt, its stop tokens, its user tools) through litellm."""
+
+    url: str  # http://HOST:PORT/v1
+    model: str = "user"  # the model name the endpoint serves
+    temperature: float = 0.0
+    max_user_turns: int = 30
+    max_user_tool_rounds: int = 10
+
+
+def run_simulated(
+    domain: str, task: Any, engine: Engine, model: str, config: Tau2Config, user: UserSim
+) -> ItemResult:
+    from tau2.data_model.message import AssistantMessage, MultiToolMessage
+    from tau2.user.user_simulator import UserSimulator
+
+    env = Tau2Env(domain, task)
+    try:
+        user_tools = env.env.get_user_tools()
+    except ValueError:
+        user_tools = None
+    sim = UserSimulator(
+        tools=user_tools,
+        instructions=str(task.user_scenario),
+        llm=f"openai/{user.model}",
+        llm_args={"api_base": user.url, "api_key": "botpsy", "temperature": user.temperature},
+    )
+    state = sim.get_init_state()
+    agent = Agent(
+        engine,
+        env,
+        env.env.get_policy(),
+        AgentConfig(
+            max_steps=config.max_steps,
+            max_tokens=config.max_tokens,
+            temperature=config.temperature,
+            thinking=config.thinking,
+        ),
+    )
+    incoming: Any = AssistantMessage(role="assistant", content=GREETING)
+    stopped_ok, last_user = False, None
+    trace = agent.trace
+    for _ in range(user.max_user_turns):
+        msg, state = sim.generate_next_message(incoming, state)
+        for _ in range(user.max_user_tool_rounds):
+            if not msg.is_tool_call():
+                break
+            results = env.user_act(len(agent.trace.messages), msg.tool_calls)
+            tools_msg = (
+                results[0] if len(results) == 1 else MultiToolMessage(role="tool", tool_messages=results)
+            )
+            msg, state = sim.generate_next_message(tools_msg, state)
+        if msg.is_tool_call():
+            break
+        if UserSimulator.is_stop(msg):
+            stopped_ok, last_user = True, msg.content
+            break
+        trace = agent.send(msg.content or ".")
+        if trace.stopped == "error":
+            raise EngineError(
+                next(
+                    (e.data["message"] for e in reversed(trace.events) if e.kind == "error"), "backend error"
+                )
+            )
+        if trace.stopped != "answer":
+            break
+        incoming = AssistantMessage(role="assistant", content=trace.final_answer or "…")
+    reward = score(domain, task, trajectory(trace, env, GREETING, last_user), stopped_ok)
+    return _result(domain, task, model, reward, trace, engine, "user stopped" if stopped_ok else "no stop")
+
+
+def _result(
+    domain: str, task: Any, model: str, reward: Any, trace: Trace, engine: Engine, ended: str
+) -> ItemResult:
     ok = reward.reward >= 1.0 - 1e-9
     breakdown = {
         str(k.value if hasattr(k, "value") else k): v for k, v in (reward.reward_breakdown or {}).items()
     }
     failed_parts = sorted(k for k, v in breakdown.items() if v < 1.0)
+    reason = "" if ok else ("failed: " + ",".join(failed_parts) if failed_parts else f"ended: {ended}")
     return ItemResult(
         "tau2",
         domain,
         str(task.id),
         model,
         ok,
-        "" if ok else ("failed: " + ",".join(failed_parts) if failed_parts else f"ended by {trace.stopped}"),
+        reason,
         detail={"reward": reward.reward, "breakdown": breakdown},
         **trace_figures(trace, token_counter(engine)),
     )
@@ -301,8 +392,10 @@ def evaluate_tau2(
     progress: Callable[[ItemResult], None] | None = None,
     on_domain: Callable[[str, int], None] | None = None,
     run_config: dict[str, Any] | None = None,
+    user: UserSim | None = None,
 ) -> Tau2Report:
-    """`engine_for(domain, task)` → (engine, the scripted user's action batches)."""
+    """`engine_for(domain, task)` → (engine, the scripted user's action batches). With `user`, an
+    LLM user simulator plays the user instead of the script (a model's real run)."""
     require_tau2()
     from botpsy.eval.bfcl import sample
 
@@ -316,6 +409,8 @@ def evaluate_tau2(
 
         def one(task: Any, domain: str = domain) -> ItemResult:
             engine, batches = engine_for(domain, task)
+            if user is not None:
+                return run_simulated(domain, task, engine, model, config, user)
             return run_gold(domain, task, engine, model, config, batches)
 
         rs = run_items(((domain, str(t.id), t) for t in tasks), one, cache, "tau2", model, progress)
