@@ -90,3 +90,64 @@ def test_merge_rows_repads_prompt_left_and_completion_right():
         [1, 1, 1],
     ]  # tool mask pads with 1 (pads are masked elsewhere)
     assert m["advantages"].tolist() == [-0.5, 1.0]
+
+
+def test_trainer_drops_equal_reward_groups_and_refills(monkeypatch):
+    """The GRPOTrainer subclass replaces an all-equal group with an informative one from a refill pass."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("trl")
+    from collections import defaultdict
+    from types import SimpleNamespace
+
+    from trl import GRPOTrainer
+
+    from botpsy.train.rl import make_dynamic_sampling_trainer
+
+    # Fake generation: each prompt row's reward is read from the row; completion width varies per pass.
+    def fake_generate(self, inputs):
+        rewards = torch.tensor([float(r["r"]) for r in inputs])
+        self._last_rewards = rewards
+        n, width = len(inputs), 2 + len(self._calls)
+        self._calls.append([r["name"] for r in inputs])
+        return {
+            "prompt_ids": torch.tensor([[r["id"]] * 3 for r in inputs]),
+            "prompt_mask": torch.ones(n, 3, dtype=torch.long),
+            "completion_ids": torch.tensor([[r["id"]] * width for r in inputs]),
+            "completion_mask": torch.ones(n, width, dtype=torch.long),
+            "advantages": rewards - rewards.mean(),
+            "num_items_in_batch": torch.tensor(n * width),
+        }
+
+    monkeypatch.setattr(GRPOTrainer, "_generate_and_score_completions", fake_generate)
+    cls = make_dynamic_sampling_trainer()
+    trainer = object.__new__(cls)
+    refill = [{"name": "fresh", "id": 9, "r": r} for r in (0.0, 1.0)]  # one informative group per draw
+    trainer.__dict__.update(
+        num_generations=2,
+        max_refill_rounds=2,
+        model=SimpleNamespace(training=True),
+        accelerator=SimpleNamespace(process_index=0, gather=lambda t: t),
+        processing_class=SimpleNamespace(pad_token_id=0),
+        _metrics={"train": defaultdict(list)},
+        _calls=[],
+    )
+    trainer._refill_inputs = lambda n_groups: [dict(row) for _ in range(n_groups) for row in refill]
+    batch = [
+        {"name": "dead", "id": 1, "r": 1.0},
+        {"name": "dead", "id": 1, "r": 1.0},
+        {"name": "alive", "id": 2, "r": 0.0},
+        {"name": "alive", "id": 2, "r": 1.0},
+    ]
+    out = trainer._generate_and_score_completions(batch)
+    assert trainer._calls == [["dead", "dead", "alive", "alive"], ["fresh", "fresh"]]
+    assert out["prompt_ids"][:, 0].tolist() == [
+        2,
+        2,
+        9,
+        9,
+    ]  # the dead group is gone, the refill took its place
+    assert out["completion_ids"].shape == (4, 3)  # re-padded to the widest pass
+    assert out["completion_mask"].tolist() == [[1, 1, 0], [1, 1, 0], [1, 1, 1], [1, 1, 1]]
+    assert int(out["num_items_in_batch"]) == 10
+    assert trainer._metrics["train"]["dynamic_sampling/refill_rounds"] == [1.0]
+    assert trainer._metrics["train"]["dynamic_sampling/informative_groups"] == [1.0]
