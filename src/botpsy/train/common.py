@@ -21,17 +21,22 @@ class TokenizerMismatch(ValueError):
 
 
 def hf_dir(path: str | Path) -> Path:
-    """The Hugging Face folder behind a stage checkpoint, a release folder or a plain HF folder."""
+    """The Hugging Face folder behind a stage checkpoint, a release folder or a plain HF folder.
+
+    A manifest naming `hf` wins over a `config.json` beside it: stage folders also hold the
+    stage's resolved config under that name.
+    """
     path = Path(path)
     manifest = path / "manifest.json"
-    if not (path / "config.json").exists() and manifest.exists():
+    if manifest.exists():
         m = json.loads(manifest.read_text())
         if m.get("hf"):
             return path / m["hf"]
-        raise ValueError(
-            f"{path} is a GGUF model (manifest names no 'hf' folder); the recipe needs a Hugging Face "
-            "checkpoint: run the stage before it through `botpsy recipe`, which writes one"
-        )
+        if not (path / "config.json").exists() or not (path / "model.safetensors").exists():
+            raise ValueError(
+                f"{path} is a GGUF model (manifest names no 'hf' folder); the recipe needs a Hugging Face "
+                "checkpoint: run the stage before it through `botpsy recipe`, which writes one"
+            )
     if not (path / "config.json").exists():
         raise ValueError(f"{path} holds no Hugging Face checkpoint (no config.json)")
     return path
