@@ -51,3 +51,18 @@ def test_shared_prefix_loss_equals_plain_loss():
     )
     plain = model(input_ids=ids, attention_mask=attn, labels=labels).loss
     assert torch.allclose(ours, plain, atol=1e-5)
+
+
+def test_micro_recipe_all_stages_on_the_embedded_base(tmp_path):
+    """sft → mopd → rl1 → rl2 on SmolLM2-135M, a few steps each: the CI run of the whole recipe."""
+    pytest.importorskip("trl")
+    from botpsy.train.recipe import STAGES, run_recipe
+
+    assert run_recipe("micro", ",".join(STAGES), str(tmp_path), False, []) == 0
+    root = tmp_path / "micro"
+    report = json.loads((root / "recipe-micro.json").read_text())
+    assert [s["stage"] for s in report["stages"]] == ["base", *STAGES]
+    for row in report["stages"][1:]:
+        assert row["train"]["steps"] >= 2 and 0.0 <= row["success"] <= 1.0
+        assert row["reasoning_loop_rate"] is not None
+    assert (root / "recipe-micro.md").read_text().count("\n|") >= 6

@@ -134,3 +134,28 @@ def test_rl2_on_verifiable_domains(student, tmp_path):
     )
     overlong = [h["rewards/overlong/mean"] for h in state["log_history"] if "rewards/overlong/mean" in h]
     assert overlong and all(v <= 0 for v in overlong)
+
+
+@pytest.mark.parametrize("error", [RuntimeError("CUDA out of memory. Tried to allocate 2 GiB"), MemoryError()])
+def test_out_of_memory_names_the_knob(tmp_path, error):
+    from types import SimpleNamespace
+
+    from botpsy.train.common import train
+
+    def boom(resume_from_checkpoint=None):
+        raise error
+
+    with pytest.raises(MemoryError, match=r"rl1.prompts_per_step or rl1.num_generations"):
+        train(SimpleNamespace(train=boom), tmp_path, "rl1", log=lambda *_: None)
+
+
+def test_other_runtime_errors_pass_through(tmp_path):
+    from types import SimpleNamespace
+
+    from botpsy.train.common import train
+
+    def boom(resume_from_checkpoint=None):
+        raise RuntimeError("shape mismatch")
+
+    with pytest.raises(RuntimeError, match="shape mismatch"):
+        train(SimpleNamespace(train=boom), tmp_path, "rl1", log=lambda *_: None)

@@ -151,3 +151,27 @@ def write_summary(out_dir: Path, trainer, t0: float, extra: dict | None = None) 
     }
     (Path(out_dir) / "train_summary.json").write_text(json.dumps(summary, indent=2))
     return summary
+
+
+OOM_KNOBS = {
+    "mopd": "mopd.batch_size (then mopd.max_completion_length)",
+    "rl1": "rl1.prompts_per_step or rl1.num_generations (then rl1.max_completion_length)",
+    "rl2": "rl2.prompts_per_step or rl2.num_generations (then rl2.max_completion_length)",
+}
+
+
+def train(trainer, out_dir: Path, stage: str, log=print):
+    """`trainer.train()`, resuming from the stage's last checkpoint; out of memory names the knob to turn."""
+    resume = last_checkpoint(Path(out_dir) / "checkpoints")
+    if resume:
+        log(f"{stage}: resuming from {resume}")
+    try:
+        return trainer.train(resume_from_checkpoint=resume)
+    except (MemoryError, RuntimeError) as e:
+        if isinstance(e, RuntimeError) and "out of memory" not in str(e).lower():
+            raise
+        raise MemoryError(
+            f"{stage} ran out of memory; lower {OOM_KNOBS.get(stage, 'the batch size')} with "
+            f"--set, or enable vLLM rollouts on GPUs ({stage}.use_vllm=true). The run resumes from its last "
+            "checkpoint when restarted."
+        ) from e

@@ -207,11 +207,11 @@ def run_mopd(cfg: MOPDConfig, student: str, out_dir: Path, resolve, log=print) -
     from botpsy.protocol.formats import ChatFormat
     from botpsy.train.common import (
         cpu_args,
-        last_checkpoint,
         load_policy,
         lora_config,
         save_checkpoint,
         time_budget_callback,
+        train,
         write_summary,
     )
 
@@ -248,10 +248,7 @@ def run_mopd(cfg: MOPDConfig, student: str, out_dir: Path, resolve, log=print) -
         peft_config=lora_config(cfg.lora_r, cfg.lora_alpha),
         callbacks=time_budget_callback(cfg.time_budget_min),
     )
-    resume = last_checkpoint(out_dir / "checkpoints")
-    if resume:
-        log(f"resuming from {resume}")
     t0 = time.time()
-    trainer.train(resume_from_checkpoint=resume)
+    train(trainer, out_dir, "mopd", log)
     save_checkpoint(trainer.model, tok, out_dir, "botpsy-mopd-" + out_dir.parent.name)
     return write_summary(out_dir, trainer, t0, {"prompts": dict(by_skill), "teachers": sources})

@@ -98,11 +98,11 @@ def run_rl2(cfg: RL2Config, student: str, out_dir: Path, log=print) -> dict:
     from botpsy.protocol.formats import ChatFormat
     from botpsy.train.common import (
         cpu_args,
-        last_checkpoint,
         load_policy,
         lora_config,
         save_checkpoint,
         time_budget_callback,
+        train,
         write_summary,
     )
     from botpsy.train.rl import make_dynamic_sampling_trainer
@@ -149,11 +149,8 @@ def run_rl2(cfg: RL2Config, student: str, out_dir: Path, log=print) -> dict:
         peft_config=lora_config(cfg.lora_r, cfg.lora_alpha),
         callbacks=time_budget_callback(cfg.time_budget_min),
     )
-    resume = last_checkpoint(out_dir / "checkpoints")
-    if resume:
-        log(f"resuming from {resume}")
     t0 = time.time()
-    trainer.train(resume_from_checkpoint=resume)
+    train(trainer, out_dir, "rl2", log)
     save_checkpoint(trainer.model, tok, out_dir, "botpsy-rl2-" + out_dir.parent.name)
     hist = [h for h in trainer.state.log_history if "reward" in h]
     return write_summary(
