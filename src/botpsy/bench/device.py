@@ -350,6 +350,76 @@ def bench_speed_isolated(model: str | Path, threads: int = 2, timeout_s: float =
     return SpeedResult(**json.loads(lines[-1]))
 
 
+@dataclass
+class GrammarCost:
+    """Decode speed with no grammar, with the lazy tool-call grammar not yet triggered, and with
+    the tool-call grammar active on every token (what a call costs once `<tool_call>` is out)."""
+
+    model: str
+    threads: int
+    vocab: int
+    free_tok_s: float
+    lazy_idle_tok_s: float
+    active_tok_s: float
+    active_tokens: int
+    lazy_idle_overhead: float  # 1 - lazy_idle / free
+    active_overhead: float  # 1 - active / free
+    active_ms_per_token: float  # extra milliseconds per token while the grammar is active
+
+
+def bench_grammar(
+    model: str | Path, threads: int = 1, tokens: int = 48, n_ctx: int = 4096, domain: str = "calendar"
+) -> GrammarCost:
+    """Greedy decode of `tokens` tokens from the agent's first turn three ways (same process).
+
+    llama.cpp's grammar sampler checks every candidate token against the grammar: its cost grows
+    with the vocabulary (248k for Qwen3.5), which is why it is measured on the real one.
+    """
+    from botpsy.engine.grammar import lazy_tool_grammar, tool_call_grammar
+    from botpsy.engine.llamacpp import LlamaCppEngine
+    from botpsy.models import resolve
+    from botpsy.worlds import get_domain
+
+    spec = resolve(model)
+    engine = LlamaCppEngine(
+        spec.base,
+        spec.adapter,
+        n_ctx=n_ctx,
+        n_threads=threads,
+        n_threads_batch=threads,
+        chat_format=spec.chat_format,
+    )
+    fmt, dom = engine.chat_format, get_domain(domain)
+    tools = [t.schema() for t in dom.tools]
+    prompt = engine.tokenize(
+        fmt.system(tools, dom.system)
+        + fmt.user("Add a dentist appointment on December 3 2026 at 10am")
+        + fmt.generation_prompt(True)
+    )
+
+    def rate(grammar) -> tuple[float, int]:
+        g = engine.generate(prompt, max_tokens=tokens, grammar=grammar)
+        return g.timing.decode_tok_s, g.timing.generated_tokens
+
+    free, _ = rate(None)
+    idle, _ = rate(lazy_tool_grammar(engine, tools))
+    active, n_active = rate(tool_call_grammar(tools))
+    res = GrammarCost(
+        model=engine.name,
+        threads=threads,
+        vocab=engine.llm.n_vocab(),
+        free_tok_s=round(free, 2),
+        lazy_idle_tok_s=round(idle, 2),
+        active_tok_s=round(active, 2),
+        active_tokens=n_active,
+        lazy_idle_overhead=round(1 - idle / free, 4) if free else 0.0,
+        active_overhead=round(1 - active / free, 4) if free else 0.0,
+        active_ms_per_token=round(1000 / active - 1000 / free, 2) if free and active else 0.0,
+    )
+    engine.llm.close()
+    return res
+
+
 def write_report(results: list[BenchResult], out_dir: Path) -> Path:
     import matplotlib
 

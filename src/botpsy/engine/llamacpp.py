@@ -12,12 +12,19 @@ Options beyond what `Llama()` takes:
   14-token follow-up turn) slow down 10-30x, so benchmarks pin it to `n_threads`.
 * `n_rs_seq`: recurrent-state snapshots kept per sequence (llama.cpp's experimental context
   parameter, not exposed by `Llama()`). Qwen3.5's Gated DeltaNet layers hold one running state,
-  not a per-token cache, so removing the last k tokens (regenerating a reply, a retry, a prompt
-  that diverges near its end) is impossible without a snapshot and `Llama.generate` falls back to
-  re-prefilling the whole conversation. With `n_rs_seq` = k, rollbacks of up to k tokens keep the
-  prefix. Memory: the recurrent state times (1 + k) — about 19 MB per snapshot for Qwen3.5-0.8B
-  (18 layers × 16 heads × 128 × 128 fp32, plus the convolution tails). Architectures without
-  support clamp it to 0 (see `rs_rollback`).
+  not a per-token cache, so dropping the last tokens is impossible without a snapshot: by default
+  llama.cpp refuses and `Llama.generate` re-prefills the whole conversation. With `n_rs_seq` = k
+  llama.cpp accepts rollbacks of up to k tokens — but (checked on llama.cpp as vendored in
+  llama-cpp-python 0.3.36, `tests/test_grammar_rollback.py`) the restored state is exact only
+  when the target lies *inside the last decoded batch*: each batch writes snapshots of its own
+  last k tokens, so after one-token decode steps the older slots are stale and a rollback is
+  silently wrong (next-token logit correlation 0.99 instead of 1; greedy output changes). That is
+  the speculative-decoding pattern (evaluate a draft batch, drop the rejected tail), not
+  regeneration. So with `n_rs_seq` set, `generate` clears the memory itself whenever the new
+  prompt does not extend what is cached (a re-prefill, as without the option), and the option
+  is what makes draft / prompt-lookup decoding possible on hybrid models. Memory: the recurrent
+  state times (1 + k), about 19 MB per snapshot for Qwen3.5-0.8B (18 layers × 16 heads ×
+  128 × 128 fp32). Architectures without support clamp it to 0 (see `rs_rollback`).
 """
 
 from __future__ import annotations
@@ -142,6 +149,7 @@ class LlamaCppEngine:
         template = self.llm.metadata.get("tokenizer.chat_template")
         self.chat_format = ChatFormat(chat_format or detect_format(template))
         self.n_ctx = n_ctx
+        self.n_rs_seq = n_rs_seq
         end_ids = self.llm.tokenize(IM_END.encode(), add_bos=False, special=True)
         self.stop_ids = {self.llm.token_eos()}
         if len(end_ids) == 1:
@@ -154,6 +162,11 @@ class LlamaCppEngine:
         import llama_cpp
 
         return int(llama_cpp.llama_n_rs_seq(self.llm.ctx))
+
+    def _is_eog(self, tok: int) -> bool:
+        import llama_cpp
+
+        return bool(llama_cpp.llama_vocab_is_eog(self.llm._model.vocab, tok))
 
     def tokenize(self, text: str) -> list[int]:
         return self.llm.tokenize(text.encode(), add_bos=False, special=True)
@@ -184,6 +197,9 @@ class LlamaCppEngine:
                 "start a new conversation or raise --n-ctx"
             )
         max_tokens = min(max_tokens, room - 1)
+        if self.n_rs_seq and self.cached_prefix(prompt_ids) < self.llm.n_tokens:
+            # A rollback over one-token decode steps would restore a stale snapshot (module doc).
+            self.llm.reset()
         cached = min(self.cached_prefix(prompt_ids), len(prompt_ids) - 1)
         t0 = time.perf_counter()
         first = None
@@ -201,7 +217,9 @@ class LlamaCppEngine:
         ):
             if first is None:
                 first = time.perf_counter()
-            if tok in self.stop_ids:
+            # A finished grammar lets only end-of-generation tokens through, and any of them (not
+            # just <|im_end|>) may win: stop on all of them, or the loop would emit them to the end.
+            if tok in self.stop_ids or (grammar is not None and self._is_eog(tok)):
                 stop = "eos"
                 break
             out.append(tok)

@@ -1,0 +1,203 @@
+"""Tool calls constrained by a grammar from `<tool_call>` on (lazy), so every call is well-formed.
+
+The model reasons and writes prose freely; the moment it emits `<tool_call>`, llama.cpp's lazy
+grammar sampler switches on and from then on only tokens that continue a well-formed call to an
+*installed* tool with *declared* parameter names can be sampled. A call can still carry a wrong
+value (the grammar does not know the user's intent), but never a malformed tag, an unknown tool
+or an invented parameter, so the parser's `unclosed_call` / `no_function` / `unknown_function`
+errors cannot happen.
+
+How it is wired. llama-cpp-python has `LlamaSampler.add_grammar_lazy_patterns` (over llama.cpp's
+`llama_sampler_init_grammar_lazy_patterns`) but `Llama.generate` only ever calls `add_grammar`.
+`LazyGrammar` is a `LlamaGrammar` that also carries its triggers, and importing this module makes
+`LlamaSampler.add_grammar` route a `LazyGrammar` to the lazy constructor (any other grammar goes
+where it always went), so `engine.generate(ids, grammar=lazy_tool_grammar(engine, tools))` needs
+nothing else. With a trigger *token* llama.cpp feeds that token's text to the grammar first, so
+the root rule starts with the `<tool_call>` literal; when `<tool_call>` is not one token in the
+vocabulary, a trigger *pattern* does the same from the text.
+
+Grammar (qwen35 format, what `protocol.formats` renders and parses):
+
+    root  ::= call ("\\n" call){0,max_calls-1}
+    call  ::= "<tool_call>\\n" (fn-create-event | fn-list-events | …) "</function>\\n</tool_call>"
+    fn-…  ::= "<function=create_event>\\n" p-…{0,n_params}
+    p-…   ::= "<parameter=" ("title" | "start" | …) ">\\n" value "\\n</parameter>\\n"
+    value ::= [^<]*          (or at most `max_value_chars` characters)
+
+Values are free text without '<' (the format has no escaping, and '<' would open a tag). Once the
+root is complete llama.cpp allows only end-of-generation tokens. The hermes format gets the
+same call structure with a JSON body: `{"name": <one of the tools>, "arguments": <JSON object>}`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from llama_cpp import LlamaGrammar
+
+TOOL_CALL = "<tool_call>"
+# llama.cpp matches a trigger pattern against the whole generated text and feeds the grammar from
+# the first capture group on.
+TOOL_CALL_PATTERN = r"[\s\S]*?(<tool_call>[\s\S]*)"
+
+
+class LazyGrammar(LlamaGrammar):
+    """A GBNF grammar that stays off until one of its trigger tokens or patterns is generated."""
+
+    def __init__(
+        self, grammar: str, trigger_tokens: list[int] | None = None, trigger_patterns: list[str] | None = None
+    ):
+        super().__init__(_grammar=grammar)
+        self.trigger_tokens = list(trigger_tokens or [])
+        self.trigger_patterns = list(trigger_patterns or [])
+        if not self.trigger_tokens and not self.trigger_patterns:
+            raise ValueError("a lazy grammar needs at least one trigger token or pattern")
+
+
+def _install_lazy_dispatch() -> None:
+    from llama_cpp import _internals
+
+    cls = _internals.LlamaSampler
+    if getattr(cls.add_grammar, "_botpsy_lazy", False):
+        return
+    original = cls.add_grammar
+
+    def add_grammar(self, model, grammar):
+        if isinstance(grammar, LazyGrammar):
+            return self.add_grammar_lazy_patterns(
+                model, grammar, grammar.trigger_patterns, grammar.trigger_tokens
+            )
+        return original(self, model, grammar)
+
+    add_grammar._botpsy_lazy = True
+    cls.add_grammar = add_grammar
+
+
+_install_lazy_dispatch()
+
+
+# ---- GBNF -------------------------------------------------------------------------------------
+
+
+def _lit(text: str) -> str:
+    """A GBNF string literal."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _rule_name(prefix: str, name: str, taken: set[str]) -> str:
+    base = f"{prefix}-" + (re.sub(r"[^a-zA-Z0-9]+", "-", name).strip("-").lower() or "x")
+    out, n = base, 2
+    while out in taken:
+        out, n = f"{base}-{n}", n + 1
+    taken.add(out)
+    return out
+
+
+def _functions(tools: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    for t in tools:
+        fn = t.get("function", t)
+        name = fn.get("name")
+        if not name:
+            raise ValueError(f"a tool schema without a name: {str(t)[:80]}")
+        out.append((name, fn.get("parameters") or {}))
+    if not out:
+        raise ValueError("a tool-call grammar needs at least one tool")
+    return out
+
+
+_JSON_RULES = r"""
+json-obj ::= "{" ws ( json-str ws ":" ws json-val ( ws "," ws json-str ws ":" ws json-val )* )? ws "}"
+json-arr ::= "[" ws ( json-val ( ws "," ws json-val )* )? ws "]"
+json-val ::= json-obj | json-arr | json-str | json-num | "true" | "false" | "null"
+json-str ::= "\"" ( [^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] ) )* "\""
+json-num ::= "-"? ( "0" | [1-9] [0-9]* ) ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )?
+ws ::= [ \t\n]?
+"""
+
+
+def _value_rule(schema: dict[str, Any], text_rule: str) -> str:
+    """The GBNF for one parameter value in the qwen35 format, from its JSON schema.
+
+    Values are written as text and converted with the schema (`protocol.formats`): integers,
+    numbers, booleans and enums can be pinned exactly; arrays and objects are JSON; anything
+    else is free text without '<'.
+    """
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return (
+            "(" + " | ".join(_lit(v if isinstance(v, str) else json.dumps(v)) for v in schema["enum"]) + ")"
+        )
+    kind = schema.get("type")
+    if isinstance(kind, list):  # ["integer", "null"]: use the first non-null type
+        kind = next((k for k in kind if k != "null"), None)
+    return {
+        "integer": '"-"? [0-9]+',
+        "number": "json-num",
+        "boolean": '("true" | "false")',
+        "array": "json-arr",
+        "object": "json-obj",
+    }.get(kind, text_rule)
+
+
+def tool_call_gbnf(
+    tools: list[dict[str, Any]], fmt: str = "qwen35", max_calls: int = 4, max_value_chars: int | None = None
+) -> str:
+    """A GBNF grammar for one to `max_calls` tool calls to `tools` (OpenAI-style schemas).
+
+    qwen35: parameters appear in the schema's order, required ones always and optional ones at
+    most once, each value typed by its schema. So a finished call has no unknown, missing or
+    repeated argument; the price is that the model cannot choose the order.
+    """
+    if max_calls < 1:
+        raise ValueError(f"max_calls must be at least 1, got {max_calls}")
+    fns = _functions(tools)
+    more = f' ("\\n" call){{0,{max_calls - 1}}}' if max_calls > 1 else ""
+    lines = [f"root ::= call{more}"]
+    if fmt == "hermes":
+        names = " | ".join(_lit(_lit(n)) for n, _ in fns)  # the JSON string, as a GBNF literal
+        lines += [
+            'call ::= "<tool_call>\\n{\\"name\\": " fname ", \\"arguments\\": " json-obj "}\\n</tool_call>"',
+            f"fname ::= {names}",
+            _JSON_RULES.strip(),
+        ]
+        return "\n".join(lines) + "\n"
+    if fmt != "qwen35":
+        raise ValueError(f"no tool-call grammar for format {fmt!r}; expected 'qwen35' or 'hermes'")
+    taken: set[str] = {"root", "call", "text"}
+    fn_rules, body = [], []
+    for name, params in fns:
+        fr = _rule_name("fn", name, taken)
+        fn_rules.append(fr)
+        required = set(params.get("required") or [])
+        parts = []
+        for pname, pschema in (params.get("properties") or {}).items():
+            pr = _rule_name(f"{fr}-p", pname, taken)
+            value = _value_rule(pschema if isinstance(pschema, dict) else {}, "text")
+            body.append(f'{pr} ::= {_lit(f"<parameter={pname}>" + chr(10))} {value} "\\n</parameter>\\n"')
+            parts.append(pr if pname in required else f"{pr}?")
+        body.insert(
+            len(body) - len(parts), f"{fr} ::= {' '.join([_lit(f'<function={name}>' + chr(10)), *parts])}"
+        )
+    lines.append(f'call ::= "<tool_call>\\n" ({" | ".join(fn_rules)}) "</function>\\n</tool_call>"')
+    lines += body
+    lines.append(f"text ::= [^<]{{0,{max_value_chars}}}" if max_value_chars is not None else "text ::= [^<]*")
+    lines.append(_JSON_RULES.strip())
+    return "\n".join(lines) + "\n"
+
+
+def tool_call_grammar(tools: list[dict[str, Any]], fmt: str = "qwen35", **kw) -> LlamaGrammar:
+    """The same grammar, always on: the whole generation must be tool calls (tests, benchmarks)."""
+    return LlamaGrammar.from_string(tool_call_gbnf(tools, fmt, **kw), verbose=False)
+
+
+def lazy_tool_grammar(engine, tools: list[dict[str, Any]], fmt: str | None = None, **kw) -> LazyGrammar:
+    """The grammar, switched on when the model emits `<tool_call>` (a token if the vocabulary has
+    one, else a text pattern). `engine` is a `LlamaCppEngine`; `fmt` defaults to its chat format."""
+    fmt = fmt or engine.chat_format.name
+    gbnf = tool_call_gbnf(tools, fmt, **kw)
+    ids = engine.tokenize(TOOL_CALL)
+    if len(ids) == 1:
+        return LazyGrammar(gbnf, trigger_tokens=ids)
+    return LazyGrammar(gbnf, trigger_patterns=[TOOL_CALL_PATTERN])
