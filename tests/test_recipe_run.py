@@ -46,7 +46,8 @@ def test_recipe_runs_all_stages_resumes_and_reports(tiny_base, tmp_path):
     overrides = [
         *ONE_THREAD,
         f"sft.base={tiny_base}",
-        "mopd.teachers=tool_use=sft,reasoning=tiny-random,instruction_following=base",
+        "mopd.teachers=tool_use=rl:sft,reasoning=rl:base,instruction_following=base",
+        "mopd.specialist_steps=1",
     ]
     plan = resolve("micro", list(STAGES), overrides)
     plan["base"] = tiny_base
@@ -67,6 +68,12 @@ def test_recipe_runs_all_stages_resumes_and_reports(tiny_base, tmp_path):
             "reasoning_loop_rate",
         ):
             assert key in figures
+    # the rl: teachers were trained first, each a short RL run on its own skill
+    sft_best = json.loads((root / "sft" / "done.json").read_text())["best"]
+    assert json.loads((root / "teachers" / "tool_use" / "done.json").read_text())["start"] == sft_best
+    reasoning = json.loads((root / "teachers" / "reasoning" / "train_summary.json").read_text())
+    assert set(reasoning["prompts"]) <= {"arithmetic", "mcq", "code"} and reasoning["steps"] == 1
+    assert not (root / "teachers" / "instruction_following").exists()  # "base" needs no training
     # each stage started from the previous stage's choice
     assert (
         json.loads((root / "mopd" / "done.json").read_text())["start"]

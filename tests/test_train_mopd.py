@@ -51,7 +51,7 @@ def test_teacher_with_other_tokenizer_is_refused(toks, tmp_path):
     other_tok.save_pretrained(folder)
     sources = {"tool_use": str(folder), "reasoning": "tiny-random", "instruction_following": "tiny-random"}
     with pytest.raises(TokenizerMismatch, match="different tokenizer"):
-        load_teachers(sources, lambda s: s, student_tok, log=lambda *_: None)
+        load_teachers(sources, lambda s, skill: s, student_tok, log=lambda *_: None)
 
 
 def test_teacher_sources_need_one_per_skill():

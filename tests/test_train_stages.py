@@ -102,7 +102,7 @@ def test_mopd_routes_three_teachers(student, tmp_path):
         threads=1,
     )
     out = tmp_path / "mopd"
-    run_mopd(cfg, student, out, resolve=lambda s: student, log=lambda *_: None)
+    run_mopd(cfg, student, out, resolve=lambda s, skill: student, log=lambda *_: None)
     summary = _done(out, 2)
     assert summary["prompts"] == {"tool_use": 2, "reasoning": 1, "instruction_following": 1}
     assert summary["first_loss"] is not None
@@ -136,7 +136,9 @@ def test_rl2_on_verifiable_domains(student, tmp_path):
     assert overlong and all(v <= 0 for v in overlong)
 
 
-@pytest.mark.parametrize("error", [RuntimeError("CUDA out of memory. Tried to allocate 2 GiB"), MemoryError()])
+@pytest.mark.parametrize(
+    "error", [RuntimeError("CUDA out of memory. Tried to allocate 2 GiB"), MemoryError()]
+)
 def test_out_of_memory_names_the_knob(tmp_path, error):
     from types import SimpleNamespace
 

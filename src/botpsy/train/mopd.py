@@ -45,8 +45,10 @@ class MOPDConfig:
 
     student: str = ""  # policy to start from; "" = the previous stage's best checkpoint
     # skill=source, for each of the three skills. Sources: "sft" (the SFT stage's checkpoint),
-    # "base" (the recipe's base model), "student", a checkpoint folder, or "tiny-random" (a small
-    # random model on the student's tokenizer; micro preset only).
+    # "base" (the recipe's base model), "student", a checkpoint folder, "rl:SOURCE" (a specialist:
+    # a short RL run on the skill's own data, started from SOURCE: RL1 on world turns for tool use,
+    # RL2 on the skill's verifiable domains otherwise), or "tiny-random" (a small random model on
+    # the student's tokenizer; micro preset only).
     teachers: tuple[str, ...] = ("tool_use=sft", "reasoning=base", "instruction_following=base")
     # verifiable domain=count of prompts (see botpsy.data.verifiable)
     prompts: tuple[str, ...] = ("tools=64", "arithmetic=24", "mcq=16", "code=8", "ifeval=24", "json=16")
@@ -61,6 +63,7 @@ class MOPDConfig:
     lora_r: int = 16
     lora_alpha: int = 32
     save_steps: int = 10
+    specialist_steps: int = 8  # RL steps of each "rl:…" specialist teacher
     time_budget_min: float = 0.0
     threads: int = 0
     use_vllm: bool = False  # scale preset: vLLM for the student's rollouts
@@ -116,16 +119,17 @@ def load_teachers(
     loaded: dict[str, object] = {}
     out = {}
     for skill, source in sources.items():
-        if source not in loaded:
+        key = f"{source}@{skill}" if source.startswith("rl:") else source  # specialists differ per skill
+        if key not in loaded:
             if source == "tiny-random":
-                loaded[source] = tiny_random_teacher(student_tok, seed=len(loaded))
+                loaded[key] = tiny_random_teacher(student_tok, seed=len(loaded))
             else:
-                path = resolve(source)
+                path = resolve(source, skill)
                 log(f"mopd: teacher for {skill}: {source} ({path})")
                 model, tok = load_policy(path, threads)
                 check_same_tokenizer(student_tok, tok, source)
-                loaded[source] = model.eval()
-        out[skill] = loaded[source]
+                loaded[key] = model.eval()
+        out[skill] = loaded[key]
     return out
 
 
@@ -198,7 +202,7 @@ def mopd_dataset(cfg: MOPDConfig, fmt, split: str = "train", log=print) -> list[
 
 
 def run_mopd(cfg: MOPDConfig, student: str, out_dir: Path, resolve, log=print) -> dict:
-    """Train; `resolve(source)` turns a teacher source ("sft", "base", a path) into a checkpoint path."""
+    """Train; `resolve(source, skill)` turns a teacher source ("sft", "base", "rl:…", a path) into a checkpoint path."""
     from collections import Counter
 
     from datasets import Dataset

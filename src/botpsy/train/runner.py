@@ -103,7 +103,12 @@ def run_stages(preset: str, plan: dict[str, Any], root: Path, log=print) -> dict
     log(f"[bold]base[/] {plan['base']} → {base_dir}")
     rows = [{"stage": "base", "model": str(base_dir), **_figures(base_dir, spec, None, log)}]
 
-    def resolve_source(source: str) -> str:
+    def resolve_source(source: str, skill: str = "") -> str:
+        if source.startswith("rl:"):
+            start = resolve_source(source[3:], skill)
+            return train_specialist(skill, start, root / "teachers" / skill, plan, log)
+        if source == "student":
+            return str(_previous_best(root, "mopd", STAGES) or base_dir)
         if source == "base":
             return str(base_dir)
         if source in STAGES:
@@ -140,6 +145,39 @@ def run_stages(preset: str, plan: dict[str, Any], root: Path, log=print) -> dict
     report = write_report(rows, root, preset)
     copy_report(root, preset)
     return report
+
+
+SPECIALIST_DOMAINS = {
+    "reasoning": ("arithmetic=48", "mcq=32", "code=16"),
+    "instruction_following": ("ifeval=48", "json=32"),
+}
+
+
+def train_specialist(skill: str, start: str, out: Path, plan: dict[str, Any], log=print) -> str:
+    """A specialist teacher: a short RL run on one skill's data (RL1 on world turns for tool use, RL2 otherwise).
+
+    Generation settings come from the plan's rl1/rl2 configs (or their defaults); only the data and
+    the step count (`mopd.specialist_steps`) change.
+    """
+    import dataclasses
+
+    from botpsy.train.rl import RL1Config, run_rl1
+    from botpsy.train.rl2 import RL2Config, run_rl2
+
+    done = out / "done.json"
+    if done.exists():
+        return json.loads(done.read_text())["best"]
+    steps = plan["stages"]["mopd"]["config"].specialist_steps
+    log(f"mopd: training the {skill} specialist teacher ({steps} RL steps from {start})")
+    if skill == "tool_use":
+        cfg = plan["stages"].get("rl1", {}).get("config") or RL1Config()
+        run_rl1(dataclasses.replace(cfg, max_steps=steps, student=""), start, out, log=log)
+    else:
+        cfg = plan["stages"].get("rl2", {}).get("config") or RL2Config()
+        cfg = dataclasses.replace(cfg, max_steps=steps, student="", domains=SPECIALIST_DOMAINS[skill])
+        run_rl2(cfg, start, out, log=log)
+    done.write_text(json.dumps({"best": str(out), "start": start}))
+    return str(out)
 
 
 def _train(stage: str, cfg, start: Path, stage_dir: Path, base_dir: Path, resolve_source, log) -> None:
