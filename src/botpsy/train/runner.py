@@ -142,9 +142,40 @@ def run_stages(preset: str, plan: dict[str, Any], root: Path, log=print) -> dict
         train = json.loads(summary_path.read_text()) if summary_path.exists() else {}
         rows.append({"stage": stage, "model": str(best), "train": train, **figures})
         log(f"held-out figures of {stage}: {json.dumps({k: v for k, v in figures.items() if k != 'items'})}")
+    if plan.get("export") and rows[-1]["stage"] != "base":
+        rows[-1]["export"] = export_final(
+            Path(rows[-1]["model"]), root / "release", preset, plan["export"], log
+        )
     report = write_report(rows, root, preset)
     copy_report(root, preset)
     return report
+
+
+def export_final(model: Path, out: Path, preset: str, options: dict[str, Any], log=print) -> dict[str, Any]:
+    """The last stage's checkpoint as GGUF files (`botpsy.export.release.export_model`); a failure is reported, not fatal.
+
+    Whether it replaces the embedded default is decided by comparing it with the current one on the
+    worlds evaluation through llama.cpp (`botpsy eval worlds --model OUT/release`), not here.
+    """
+    from botpsy.export.release import export_model
+    from botpsy.train.common import hf_dir
+
+    if (out / "manifest.json").exists():
+        return {"manifest": str(out / "manifest.json")}
+    try:
+        manifest = export_model(
+            hf_dir(model),
+            out,
+            name=f"botpsy-recipe-{preset}",
+            quants=tuple(options.get("quants", ("Q8_0",))),
+            default=options.get("default", "Q8_0"),
+            check_parity=bool(options.get("check_parity", True)),
+        )
+    except Exception as e:  # the converter rejects some vocabularies; the trained checkpoint stays usable
+        log(f"[red]export failed[/]: {type(e).__name__}: {e}")
+        return {"error": f"{type(e).__name__}: {e}"}
+    log(f"exported {model} → {out}")
+    return {"manifest": str(manifest)}
 
 
 SPECIALIST_DOMAINS = {
