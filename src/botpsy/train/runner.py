@@ -58,8 +58,11 @@ def select_best(stage: str, stage_dir: Path, start: Path, spec: EvalSpec, log=pr
     path = stage_dir / "selection.json"
     scores: dict[str, float] = json.loads(path.read_text())["scores"] if path.exists() else {}
     pool = {"final": final}
+    summary = stage_dir / "train_summary.json"
+    last_step = json.loads(summary.read_text()).get("steps") if summary.exists() else None
     for ck in candidates(stage_dir):
-        pool[ck.name] = stage_dir / "candidates" / ck.name
+        if ck.name != f"checkpoint-{last_step}":  # the last checkpoint holds the final weights
+            pool[ck.name] = stage_dir / "candidates" / ck.name
     for key, folder in pool.items():
         if key in scores:
             continue
