@@ -113,6 +113,24 @@ def test_grammar_forces_a_well_formed_call(engine):
     assert parsed.calls[0].name == "find_events" and "query" in parsed.calls[0].arguments
 
 
+def test_grammar_first_matches_the_sampler_chain(engine):
+    """Grammar-first (check the model's choice, mask the vocabulary only when it is refused) gives
+    the same greedy tokens as llama.cpp's chain, which masks every candidate on every step."""
+    prompt = _prompt(engine, [FIND, WEATHER])
+
+    def run(first: bool):
+        engine.grammar_first = first
+        return engine.generate(
+            prompt, max_tokens=60, grammar=tool_call_grammar([FIND, WEATHER], max_value_chars=6)
+        )
+
+    fast, chain = run(True), run(False)
+    engine.grammar_first = True
+    assert fast.ids == chain.ids and fast.stop == chain.stop
+    stats = engine.grammar_stats  # from the grammar-first run
+    assert stats["checks"] >= len(fast.ids) - 1 and 0 < stats["refusals"] <= stats["checks"]
+
+
 def test_lazy_grammar_is_off_until_its_trigger(engine):
     """The random model never writes <tool_call>: with the lazy grammar it decodes exactly as without."""
     prompt = _prompt(engine, [FIND])

@@ -173,9 +173,11 @@ def test_export_shapes_tiny_override_end_to_end(tmp_path, one_torch_thread):
     for r in run.bench:
         assert r["decode_tok_s"] > 0 and r["prefill_tok_s"] > 0 and r["peak_rss_mb"] > 0
         assert r["system_tokens"] < r["prompt_tokens"] and 0 < r["roofline_fraction"]
+    (g,) = run.grammar  # decode cost of the tool-call grammar on the real vocabulary
+    assert g["kind"] == "Q8_0" and g["vocab"] == 248_320 and g["active_tok_s"] > 0
     report = tmp_path / "reports"
     saved = json.loads((report / "shapes-qwen3.5-0.8b.json").read_text())
     assert saved["files"]["bf16"]["bytes"] == bf16.stat().st_size
     md = (report / "shapes-qwen3.5-0.8b.md").read_text()
-    assert "overrides" in md and "| Q4_K_M | 1 |" in md
+    assert "overrides" in md and "| Q4_K_M | 1 |" in md and "Tool-call grammar" in md
     assert (report / "shapes-qwen3.5-0.8b.png").stat().st_size > 10_000

@@ -360,20 +360,27 @@ class GrammarCost:
     vocab: int
     free_tok_s: float
     lazy_idle_tok_s: float
-    active_tok_s: float
+    active_tok_s: float  # grammar-first (the engine's default)
     active_tokens: int
+    refusal_share: float  # steps where the model's own choice was refused and the vocabulary masked
+    active_chain_tok_s: float  # llama.cpp's sampler chain: every candidate checked every step
     lazy_idle_overhead: float  # 1 - lazy_idle / free
     active_overhead: float  # 1 - active / free
     active_ms_per_token: float  # extra milliseconds per token while the grammar is active
+    active_chain_ms_per_token: float
 
 
 def bench_grammar(
     model: str | Path, threads: int = 1, tokens: int = 48, n_ctx: int = 4096, domain: str = "calendar"
 ) -> GrammarCost:
-    """Greedy decode of `tokens` tokens from the agent's first turn three ways (same process).
+    """Greedy decode of `tokens` tokens from the agent's first turn four ways (same process): no
+    grammar, the lazy grammar before its trigger, and the grammar active from the first token,
+    grammar-first (the engine's default) and through llama.cpp's sampler chain.
 
-    llama.cpp's grammar sampler checks every candidate token against the grammar: its cost grows
-    with the vocabulary (248k for Qwen3.5), which is why it is measured on the real one.
+    The chain checks every candidate token against the grammar, so its cost grows with the
+    vocabulary (248k for Qwen3.5): measure it on the real one. Grammar-first pays that only on a
+    refusal; a random model's choices are refused far more often than a trained model's, so its
+    grammar-first figure is an upper bound (`refusal_share` says how often).
     """
     from botpsy.engine.grammar import lazy_tool_grammar, tool_call_grammar
     from botpsy.engine.llamacpp import LlamaCppEngine
@@ -404,6 +411,14 @@ def bench_grammar(
     free, _ = rate(None)
     idle, _ = rate(lazy_tool_grammar(engine, tools))
     active, n_active = rate(tool_call_grammar(tools))
+    stats = dict(engine.grammar_stats)
+    engine.grammar_first = False
+    chain, _ = rate(tool_call_grammar(tools))
+    engine.grammar_first = True
+
+    def extra_ms(r: float) -> float:
+        return round(1000 / r - 1000 / free, 2) if free and r else 0.0
+
     res = GrammarCost(
         model=engine.name,
         threads=threads,
@@ -412,9 +427,12 @@ def bench_grammar(
         lazy_idle_tok_s=round(idle, 2),
         active_tok_s=round(active, 2),
         active_tokens=n_active,
+        refusal_share=round(stats.get("refusals", 0) / max(1, stats.get("checks", 0)), 4),
+        active_chain_tok_s=round(chain, 2),
         lazy_idle_overhead=round(1 - idle / free, 4) if free else 0.0,
         active_overhead=round(1 - active / free, 4) if free else 0.0,
-        active_ms_per_token=round(1000 / active - 1000 / free, 2) if free and active else 0.0,
+        active_ms_per_token=extra_ms(active),
+        active_chain_ms_per_token=extra_ms(chain),
     )
     engine.llm.close()
     return res

@@ -201,3 +201,91 @@ def lazy_tool_grammar(engine, tools: list[dict[str, Any]], fmt: str | None = Non
     if len(ids) == 1:
         return LazyGrammar(gbnf, trigger_tokens=ids)
     return LazyGrammar(gbnf, trigger_patterns=[TOOL_CALL_PATTERN])
+
+
+# ---- grammar-first sampling --------------------------------------------------------------------
+
+
+class GrammarGate:
+    """Grammar-first token choice: ask the grammar about the one token the model picked, and
+    mask the whole vocabulary only when that token is refused.
+
+    llama.cpp's grammar sampler in a sampler chain checks every candidate on every step: with
+    Qwen3.5's 248k-token vocabulary that is tens of milliseconds per token, as long as a 0.8B
+    model's whole decode step on a phone-class CPU. A trained model's choice is almost always
+    allowed, so checking it first (one candidate) and masking everything only on a refusal — what
+    llama.cpp's own `common_sampler` does — keeps the guarantee at a fraction of the cost. Greedy
+    output is identical to the chain's; with sampling, a refused draw is redrawn from the allowed
+    tokens.
+    """
+
+    def __init__(self, llm, grammar: LlamaGrammar):
+        import ctypes
+
+        import llama_cpp
+        import numpy as np
+
+        self._lib = llama_cpp
+        vocab = llm._model.vocab
+        text, root = grammar._grammar.encode(), grammar._root.encode()
+        if isinstance(grammar, LazyGrammar):
+            patterns = (ctypes.c_char_p * len(grammar.trigger_patterns))(
+                *[p.encode() for p in grammar.trigger_patterns]
+            )
+            tokens = (llama_cpp.llama_token * len(grammar.trigger_tokens))(*grammar.trigger_tokens)
+            self._smpl = llama_cpp.llama_sampler_init_grammar_lazy_patterns(
+                vocab,
+                text,
+                root,
+                patterns,
+                len(grammar.trigger_patterns),
+                tokens,
+                len(grammar.trigger_tokens),
+            )
+        else:
+            self._smpl = llama_cpp.llama_sampler_init_grammar(vocab, text, root)
+        if not self._smpl:
+            raise ValueError("llama.cpp could not parse the grammar (its log says where)")
+        self.n_vocab = llm.n_vocab()
+        self._one = llama_cpp.llama_token_data(0, 0.0, 0.0)
+        self._one_arr = llama_cpp.llama_token_data_array(ctypes.pointer(self._one), 1, -1, False)
+        self._all = (llama_cpp.llama_token_data * self.n_vocab)()
+        self._all_np = np.frombuffer(
+            self._all, dtype=np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)])
+        )
+        self._ids = np.arange(self.n_vocab, dtype=np.int32)
+        self._all_arr = llama_cpp.llama_token_data_array(self._all, self.n_vocab, -1, False)
+        self.checks = self.refusals = 0
+
+    def allows(self, token: int) -> bool:
+        self._one.id, self._one.logit, self._one.p = token, 0.0, 0.0
+        self._one_arr.size, self._one_arr.selected = 1, -1
+        self._lib.llama_sampler_apply(self._smpl, self._one_arr)
+        self.checks += 1
+        return self._one.logit != float("-inf")
+
+    def mask(self, logits):
+        """`logits` with every token the grammar refuses set to -inf (a new array)."""
+        self._all_np["id"] = self._ids
+        self._all_np["logit"] = logits[: self.n_vocab]
+        self._all_np["p"] = 0.0
+        self._all_arr.size, self._all_arr.selected, self._all_arr.sorted = self.n_vocab, -1, False
+        self._lib.llama_sampler_apply(self._smpl, self._all_arr)
+        self.refusals += 1
+        return self._all_np["logit"].copy()
+
+    def choose(self, logits, pick) -> int:
+        """`pick(logits) -> token`, kept if the grammar allows it, else redone on the masked logits."""
+        token = pick(logits)
+        return token if self.allows(token) else pick(self.mask(logits))
+
+    def accept(self, token: int) -> None:
+        self._lib.llama_sampler_accept(self._smpl, token)
+
+    def close(self) -> None:
+        if self._smpl:
+            self._lib.llama_sampler_free(self._smpl)
+            self._smpl = None
+
+    def __del__(self):
+        self.close()

@@ -25,6 +25,9 @@ Options beyond what `Llama()` takes:
   is what makes draft / prompt-lookup decoding possible on hybrid models. Memory: the recurrent
   state times (1 + k), about 19 MB per snapshot for Qwen3.5-0.8B (18 layers × 16 heads ×
   128 × 128 fp32). Architectures without support clamp it to 0 (see `rs_rollback`).
+* `grammar_first` (on): with a grammar, the model's own choice is checked against it first and
+  the vocabulary masked only on a refusal (`engine.grammar.GrammarGate`), instead of llama.cpp's
+  chain masking all 248k Qwen3.5 tokens on every step. Greedy output is the same either way.
 """
 
 from __future__ import annotations
@@ -117,6 +120,7 @@ class LlamaCppEngine:
         verbose: bool = False,
         n_threads_batch: int | None = None,
         n_rs_seq: int = 0,
+        grammar_first: bool = True,
     ):
         from llama_cpp import Llama
 
@@ -150,6 +154,9 @@ class LlamaCppEngine:
         self.chat_format = ChatFormat(chat_format or detect_format(template))
         self.n_ctx = n_ctx
         self.n_rs_seq = n_rs_seq
+        self.grammar_first = grammar_first
+        self.grammar_stats: dict[str, int] = {}
+        self._seed = seed
         end_ids = self.llm.tokenize(IM_END.encode(), add_bos=False, special=True)
         self.stop_ids = {self.llm.token_eos()}
         if len(end_ids) == 1:
@@ -206,15 +213,19 @@ class LlamaCppEngine:
         out: list[int] = []
         stop = "length"
         text_so_far = b""
-        for tok in self.llm.generate(
-            prompt_ids,
-            temp=temperature,
-            top_k=40 if temperature > 0 else 1,
-            top_p=0.95,
-            min_p=0.0,
-            repeat_penalty=1.0,
-            grammar=grammar,
-        ):
+        if grammar is not None and self.grammar_first:
+            tokens = self._grammar_first_tokens(prompt_ids, temperature, grammar)
+        else:
+            tokens = self.llm.generate(
+                prompt_ids,
+                temp=temperature,
+                top_k=40 if temperature > 0 else 1,
+                top_p=0.95,
+                min_p=0.0,
+                repeat_penalty=1.0,
+                grammar=grammar,
+            )
+        for tok in tokens:
             if first is None:
                 first = time.perf_counter()
             # A finished grammar lets only end-of-generation tokens through, and any of them (not
@@ -229,6 +240,8 @@ class LlamaCppEngine:
                 on_text(piece.decode("utf-8", errors="ignore"))
             if len(out) >= max_tokens:
                 break
+        if hasattr(tokens, "close"):
+            tokens.close()  # free the grammar-first path's sampler now, not at garbage collection
         end = time.perf_counter()
         first = first or end
         new_prompt = len(prompt_ids) - cached
@@ -243,3 +256,45 @@ class LlamaCppEngine:
             total_s=end - t0,
         )
         return Generation(out + [self.end_id], self.detokenize(out), stop, timing)
+
+    def _grammar_first_tokens(self, prompt_ids: list[int], temperature: float, grammar):
+        """`Llama.generate`'s loop (prefix reuse, evaluate, sample, yield, evaluate the token on
+        resume) with grammar-first sampling (`botpsy.engine.grammar.GrammarGate`). Sampling when
+        `temperature` > 0 matches the default path's settings (top-k 40, top-p 0.95) in numpy."""
+        import llama_cpp
+        import numpy as np
+
+        from botpsy.engine.grammar import GrammarGate
+
+        llm = self.llm
+        keep = min(self.cached_prefix(prompt_ids), len(prompt_ids) - 1)
+        if keep < llm.n_tokens and not llm._ctx.kv_cache_seq_rm(-1, keep, -1):
+            llm.reset()  # a hybrid model without a usable snapshot: prefill again
+            keep = 0
+        llm.n_tokens = keep
+        rng = np.random.default_rng(self._seed)
+        n_vocab = llm.n_vocab()
+
+        def pick(logits: np.ndarray) -> int:
+            best = int(np.argmax(logits))
+            if temperature <= 0 or not np.isfinite(logits[best]):
+                return best
+            top = np.argpartition(logits, -40)[-40:]
+            top = top[np.argsort(-logits[top])]
+            p = np.exp((logits[top] - logits[top[0]]) / temperature)
+            p /= p.sum()
+            n = int(np.searchsorted(np.cumsum(p), 0.95)) + 1
+            return int(top[rng.choice(n, p=p[:n] / p[:n].sum())])
+
+        gate = GrammarGate(llm, grammar)
+        try:
+            llm.eval(prompt_ids[keep:])
+            while True:
+                logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, -1), shape=(n_vocab,))
+                tok = gate.choose(logits, pick)
+                gate.accept(tok)
+                yield tok
+                llm.eval([tok])
+        finally:
+            self.grammar_stats = {"checks": gate.checks, "refusals": gate.refusals}
+            gate.close()

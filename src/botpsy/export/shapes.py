@@ -200,6 +200,7 @@ class ShapesRun:
     files: dict  # kind -> {path, bytes, gb, published_gb, ratio, tensor_types}
     parity: dict | None
     bench: list[dict] = field(default_factory=list)
+    grammar: list[dict] = field(default_factory=list)
     machine: dict = field(default_factory=dict)
     timings_s: dict = field(default_factory=dict)
     command: str = ""
@@ -237,6 +238,7 @@ def export_shapes(
     decode_tokens: int = 64,
     parity: bool = False,
     bench: bool = True,
+    grammar_kinds: tuple[str, ...] = ("Q8_0",),
     command: str = "",
     log=print,
 ) -> ShapesRun:
@@ -245,7 +247,7 @@ def export_shapes(
     Weights go to `out_dir` (default `runs/shapes/<shape>`; never commit them); the report to
     `report_dir/shapes-<shape>.{md,json,png}` (None: no report files).
     """
-    from botpsy.bench.device import bench_speed_isolated
+    from botpsy.bench.device import bench_grammar, bench_speed_isolated
     from botpsy.export.release import export_model
 
     ref = get_shape(shape)
@@ -310,6 +312,19 @@ def export_shapes(
                     f"peak RSS {res.peak_rss_mb:.0f} MB, roofline {res.roofline_fraction:.0%}"
                 )
         timings["bench"] = round(time.perf_counter() - t2, 1)
+        t3 = time.perf_counter()
+        for kind in grammar_kinds:
+            if kind not in files:
+                continue
+            for n in threads[:1]:
+                log(f"grammar decode cost, {kind}, {n} thread(s)")
+                g = bench_grammar(out_dir / files[kind]["path"], n, tokens=decode_tokens)
+                run.grammar.append({"kind": kind, **asdict(g)})
+                log(
+                    f"  free {g.free_tok_s:.2f} tok/s, lazy idle {g.lazy_idle_tok_s:.2f}, grammar active "
+                    f"{g.active_tok_s:.2f} (+{g.active_ms_per_token:.0f} ms/token)"
+                )
+        timings["grammar"] = round(time.perf_counter() - t3, 1)
         run.machine["load_avg_1m_after"] = machine_info().get("load_avg_1m")
     run.timings_s = timings
     if report_dir is not None:
@@ -332,6 +347,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--decode-tokens", type=int, default=64)
     p.add_argument("--parity", action="store_true", help="also compare next-token logits with transformers")
     p.add_argument("--no-bench", action="store_true")
+    p.add_argument(
+        "--grammar", default="Q8_0", help="comma-separated files to measure grammar decode cost on"
+    )
     a = p.parse_args(argv)
     export_shapes(
         a.shape,
@@ -341,6 +359,7 @@ def main(argv: list[str] | None = None) -> int:
         decode_tokens=a.decode_tokens,
         parity=a.parity,
         bench=not a.no_bench,
+        grammar_kinds=tuple(x for x in a.grammar.split(",") if x),
         command=" ".join(["python -m botpsy.export.shapes", *(sys.argv[1:] if argv is None else argv)]),
     )
     return 0

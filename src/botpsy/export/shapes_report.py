@@ -141,6 +141,34 @@ def render_markdown(run) -> str:
             "bandwidth (numpy, same thread count), i.e. bandwidth ÷ bytes of tensors read per token "
             "(all of them; the tied embedding is read whole as the output projection).",
         ]
+    if getattr(run, "grammar", None):
+        out += [
+            "",
+            "## Tool-call grammar: decode cost",
+            "",
+            "Greedy decode from the same prompt with no grammar, with the lazy tool-call grammar "
+            "(`botpsy.engine.grammar`) waiting for `<tool_call>`, and with the grammar active on every "
+            "token (what each token of a call costs once triggered). llama.cpp's sampler chain checks "
+            "every candidate token, so its cost scales with the vocabulary.",
+            "",
+            "| file | threads | vocab | free tok/s | lazy, idle tok/s | active, grammar-first tok/s "
+            "(refused) | active, llama.cpp chain tok/s | idle overhead | extra ms/token: grammar-first | "
+            "extra ms/token: chain |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for g in run.grammar:
+            out.append(
+                f"| {g['kind']} | {g['threads']} | {_fmt_int(g['vocab'])} | {g['free_tok_s']:.2f} | "
+                f"{g['lazy_idle_tok_s']:.2f} | {g['active_tok_s']:.2f} ({g['refusal_share']:.0%}) | "
+                f"{g['active_chain_tok_s']:.2f} | {g['lazy_idle_overhead']:.1%} | "
+                f"{g['active_ms_per_token']:.1f} | {g['active_chain_ms_per_token']:.1f} |"
+            )
+        out += [
+            "",
+            "Grammar-first checks the model's own choice and masks the vocabulary only when it is refused; "
+            "a random model is refused far more often than a trained one, so its grammar-first cost is an "
+            "upper bound.",
+        ]
     out += ["", f"Timings (s): {json.dumps(run.timings_s)}", ""]
     return "\n".join(out)
 
