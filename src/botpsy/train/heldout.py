@@ -56,7 +56,8 @@ def generate_items(engine, items, max_tokens: int) -> list[dict[str, Any]]:
     out = []
     for item in items:
         ids = engine.tokenize(item.prompt(engine.chat_format))
-        engine.reset() if hasattr(engine, "reset") else None
+        if hasattr(engine, "reset"):
+            engine.reset()  # items are independent: no cached prefix from the previous one
         gen = engine.generate(ids, max_tokens=max_tokens, temperature=0.0)
         reasoning = gen.text.split(THINK_CLOSE, 1)[0]
         out.append(
