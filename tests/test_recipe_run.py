@@ -51,6 +51,7 @@ def test_recipe_runs_all_stages_resumes_and_reports(tiny_base, tmp_path):
     ]
     plan = resolve("micro", list(STAGES), overrides)
     plan["base"] = tiny_base
+    plan["export"] = {"quants": ["Q8_0"], "check_parity": False}
     root = tmp_path / "micro"
     report = run_stages("micro", plan, root, log=lambda *_: None)
     assert [s["stage"] for s in report["stages"]] == ["base", *STAGES]
@@ -81,6 +82,9 @@ def test_recipe_runs_all_stages_resumes_and_reports(tiny_base, tmp_path):
         json.loads((root / "mopd" / "done.json").read_text())["start"]
         == json.loads((root / "sft" / "done.json").read_text())["best"]
     )
+    # the last stage's checkpoint is exported as GGUF, loadable as a botpsy model folder
+    assert report["stages"][-1]["export"] == {"manifest": str(root / "release" / "manifest.json")}
+    assert (root / "release" / "model-Q8_0.gguf").read_bytes()[:4] == b"GGUF"
     md = (root / "recipe-micro.md").read_text()
     assert "| rl2 |" in md and "world success" in md
     # resume: everything is done, a second run only re-reads and re-reports
