@@ -260,5 +260,6 @@ def evaluate_stage(model_dir: Path, n: int, seed: int = 1000) -> dict:
 def copy_report(folder: Path, preset: str, reports: Path = Path("reports")) -> None:
     if preset in REPORTED_PRESETS:
         reports.mkdir(parents=True, exist_ok=True)
-        for ext in ("json", "md"):
-            shutil.copy(folder / f"recipe-{preset}.{ext}", reports / f"recipe-{preset}.{ext}")
+        for ext in ("json", "md", "png"):
+            if (folder / f"recipe-{preset}.{ext}").exists():
+                shutil.copy(folder / f"recipe-{preset}.{ext}", reports / f"recipe-{preset}.{ext}")
