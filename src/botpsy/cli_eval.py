@@ -61,15 +61,23 @@ def _models(a) -> list[str]:
     return ["oracle"] if a.backend == "oracle" else ["embedded"]
 
 
+def _label(spec: str, a, default: str) -> str:
+    """The name results are filed under: the matching --label (in --model order), else `default`."""
+    labels = getattr(a, "label", None) or []
+    specs = _models(a)
+    i = specs.index(spec) if spec in specs else -1
+    return labels[i] if 0 <= i < len(labels) else default
+
+
 def _engine_factory(spec: str, a) -> tuple[str, Any]:
     """(label, engine or None for the oracle) for one `--model` spec."""
     from botpsy.eval.backends import load_engine, resolve_backend
 
     b = resolve_backend(spec, a.backend)
     if b.kind == "oracle":
-        return "oracle", None
+        return _label(spec, a, "oracle"), None
     engine = load_engine(b, n_ctx=a.n_ctx, threads=a.threads, chat_format=a.chat_format)
-    return b.label, engine
+    return _label(spec, a, b.label), engine
 
 
 def _finish(a, summaries: list[dict[str, Any]], lines: Callable[[dict[str, Any]], str]) -> None:
@@ -335,6 +343,9 @@ def _common(sp: argparse.ArgumentParser, max_tokens: int) -> None:
     )
     sp.add_argument(
         "--backend", choices=BACKENDS, default="auto", help="how to read --model (default: from its form)"
+    )
+    sp.add_argument(
+        "--label", action="append", help="a name per --model, in the same order (default: from the spec)"
     )
     sp.add_argument(
         "--chat-format", choices=["qwen35", "hermes"], help="override the model's tool-call format"
