@@ -239,6 +239,7 @@ def export_shapes(
     parity: bool = False,
     bench: bool = True,
     grammar_kinds: tuple[str, ...] = ("Q8_0",),
+    reuse: bool = False,
     command: str = "",
     log=print,
 ) -> ShapesRun:
@@ -253,24 +254,37 @@ def export_shapes(
     ref = get_shape(shape)
     out_dir = Path(out_dir or f"runs/shapes/{ref.name}")
     timings: dict[str, float] = {}
-    t0 = time.perf_counter()
-    log(f"building a random-init {ref.name} with the Qwen3.5 vocabulary in {out_dir / 'hf'}")
-    hf_dir = build_shape_model(ref, out_dir / "hf", seed=seed, overrides=overrides)
-    timings["build"] = round(time.perf_counter() - t0, 1)
+    hf_dir, manifest = out_dir / "hf", out_dir / "manifest.json"
+    if reuse and manifest.exists() and (hf_dir / "botpsy_shape.json").exists():
+        log(f"reusing the model and GGUF files in {out_dir}")
+        saved = out_dir / "shapes_timings.json"
+        earlier = json.loads(saved.read_text()) if saved.exists() else {}
+        if earlier.get("command") and command:
+            command = f"{earlier['command']}, then {command}"
+        timings.update(earlier.get("timings", {}))
+    else:
+        t0 = time.perf_counter()
+        log(f"building a random-init {ref.name} with the Qwen3.5 vocabulary in {hf_dir}")
+        build_shape_model(ref, hf_dir, seed=seed, overrides=overrides)
+        timings["build"] = round(time.perf_counter() - t0, 1)
+        t1 = time.perf_counter()
+        log(f"converting to bf16 GGUF and quantizing to {', '.join(quants)}")
+        export_model(
+            hf_dir,
+            out_dir,
+            name=f"{ref.name}-random",
+            outtype="bf16",
+            quants=quants,
+            default="Q8_0" if "Q8_0" in quants else "bf16",
+            check_parity=parity,
+        )
+        timings["export"] = round(time.perf_counter() - t1, 1)
+        (out_dir / "shapes_timings.json").write_text(
+            json.dumps({"timings": timings, "command": command}) + "\n"
+        )
     built = json.loads((hf_dir / "botpsy_shape.json").read_text())
-    t1 = time.perf_counter()
-    log(f"converting to bf16 GGUF and quantizing to {', '.join(quants)}")
-    manifest = export_model(
-        hf_dir,
-        out_dir,
-        name=f"{ref.name}-random",
-        outtype="bf16",
-        quants=quants,
-        default="Q8_0" if "Q8_0" in quants else "bf16",
-        check_parity=parity,
-    )
-    timings["export"] = round(time.perf_counter() - t1, 1)
-    report = json.loads((manifest.parent / "export_report.json").read_text())
+    overrides = built["overrides"] or None
+    report = json.loads((out_dir / "export_report.json").read_text())
     files = {}
     for kind, f in report["files"].items():
         published = ref.published_gguf_gb.get(kind) if not overrides else None
@@ -347,6 +361,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--decode-tokens", type=int, default=64)
     p.add_argument("--parity", action="store_true", help="also compare next-token logits with transformers")
     p.add_argument("--no-bench", action="store_true")
+    p.add_argument("--reuse", action="store_true", help="bench and report the files already in --out")
     p.add_argument(
         "--grammar", default="Q8_0", help="comma-separated files to measure grammar decode cost on"
     )
@@ -360,6 +375,7 @@ def main(argv: list[str] | None = None) -> int:
         parity=a.parity,
         bench=not a.no_bench,
         grammar_kinds=tuple(x for x in a.grammar.split(",") if x),
+        reuse=a.reuse,
         command=" ".join(["python -m botpsy.export.shapes", *(sys.argv[1:] if argv is None else argv)]),
     )
     return 0
