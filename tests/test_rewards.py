@@ -99,7 +99,9 @@ CASES = [
     ),
     ("reasoning never closed", "single", lambda: "let me think " * 50, 0.0, 0.0, 0.0),
     ("empty completion", "single", lambda: "", 0.0, 0.0, 0.0),
-    ("empty answer after reasoning", "no_call", lambda: "fine\n</think>\n\n", 0.0, 1.0, 0.0),
+    ("empty answer after reasoning", "no_call", lambda: "fine\n</think>\n\n", 0.0, 0.0, 0.0),
+    # regression: TRL sums the reward functions, so every one must gate on format itself
+    ("unclosed reasoning on a no-call turn", "no_call", lambda: "thinking forever " * 20, 0.0, 0.0, 0.0),
     (
         "unknown function",
         "single",

@@ -16,7 +16,7 @@ Rewards, each in [0, 1]:
   value equals the gold value after `botpsy.eval.worlds._norm_call` normalisation (defaults
   filled, text case and spacing folded). Unmatched calls score 0 in (b) and (c).
   A turn whose gold makes *no* call earns 1 for making none (explicit credit for abstaining or
-  asking) and 0 for any call.
+  asking) and 0 for any call. A malformed turn (format 0) earns 0 here too.
 * `success_reward` — the world checker: the completion replaces the gold turn, the rest of the gold
   conversation is kept, and `replay_gold` + `check_trace` judge the spliced conversation exactly as
   evaluation judges an episode (final state hash, required facts, the kind's rule).
@@ -127,6 +127,10 @@ def _norm_args(call: ToolCall, domain: Domain) -> dict[str, Any]:
 
 
 def call_reward(completion: str, item: TurnItem, fmt: str = "qwen35") -> float:
+    if format_reward(completion, item, fmt) == 0.0:
+        # Tool-N1 gating inside each reward, because TRL sums reward functions: otherwise a turn
+        # that never closes its reasoning would still earn the "made no call" credit.
+        return 0.0
     gold = item.gold_message().tool_calls
     made = parse(completion, item, fmt).calls
     if not gold:
