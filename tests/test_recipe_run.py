@@ -9,6 +9,7 @@ pytest.importorskip("trl")
 pytestmark = pytest.mark.slow
 
 ONE_THREAD = ["sft.threads=1", "mopd.threads=1", "rl1.threads=1", "rl2.threads=1", "eval.threads=1"]
+DEV_SPLIT = ["eval.dev_tasks=1", "eval.dev_items=1"]  # the micro preset skips selection; this test covers it
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +46,7 @@ def test_recipe_runs_all_stages_resumes_and_reports(tiny_base, tmp_path):
 
     overrides = [
         *ONE_THREAD,
+        *DEV_SPLIT,
         f"sft.base={tiny_base}",
         "mopd.teachers=tool_use=rl:sft,reasoning=rl:base,instruction_following=base",
         "mopd.specialist_steps=1",
