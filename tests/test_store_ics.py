@@ -68,7 +68,7 @@ def test_failed_write_keeps_previous_version(tmp_path, monkeypatch):
 
     monkeypatch.setattr(os, "replace", boom)
     create_event(st, title="Lost", start="2026-12-04T10:00")
-    with pytest.raises(ics.StoreError, match="previous version is intact"):
+    with pytest.raises(ics.StoreError, match="nothing was changed"):
         ics.save(st, path)
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["calendar.ics"]  # no temp file left behind

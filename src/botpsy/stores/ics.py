@@ -12,9 +12,7 @@ Events that botpsy did not create keep their UID as the event id; times are stor
 
 from __future__ import annotations
 
-import os
 import shutil
-import tempfile
 import time
 from contextlib import contextmanager
 from datetime import date, datetime
@@ -100,26 +98,14 @@ def dumps(state: CalendarState) -> bytes:
 
 
 def save(state: CalendarState, path: Path) -> None:
+    from botpsy.stores.common import atomic_write, os_error  # common imports StoreError from here
+
     path = Path(path)
-    data = dumps(state)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as e:
-        raise StoreError(
-            f"cannot write to {path.parent}: {e.strerror}; check the folder's permissions"
-        ) from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError as e:
-        Path(tmp).unlink(missing_ok=True)
-        raise StoreError(
-            f"cannot save calendar {path}: {e.strerror}; the previous version is intact"
-        ) from None
+        raise os_error("write to", path.parent, e) from None
+    atomic_write(path, dumps(state))
 
 
 @contextmanager
