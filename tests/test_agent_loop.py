@@ -4,11 +4,11 @@ import json
 
 import pytest
 
-from botpsy.stores.workspace import Workspace
 from botpsy.agent.loop import Agent, AgentConfig, decline_all
 from botpsy.engine.oracle import OracleEngine, ScriptedEngine
 from botpsy.eval.worlds import evaluate
 from botpsy.stores import ics
+from botpsy.stores.workspace import Workspace
 from botpsy.worlds import get_domain
 
 DOMAIN = get_domain("calendar")
@@ -99,9 +99,9 @@ def test_malformed_output_goes_back_as_an_error_and_the_session_continues(tmp_pa
 
 
 def test_step_limit_and_dead_backend(tmp_path):
-    trace = Agent(Scripted([CREATE] * 3), Workspace(tmp_path, suites=["calendar"]), "sys", AgentConfig(max_steps=3)).send(
-        "loop"
-    )
+    trace = Agent(
+        Scripted([CREATE] * 3), Workspace(tmp_path, suites=["calendar"]), "sys", AgentConfig(max_steps=3)
+    ).send("loop")
     assert trace.stopped == "step_limit"
     trace = Agent(Scripted([None]), Workspace(tmp_path, suites=["calendar"]), "sys").send("x")
     assert trace.stopped == "error" and any(e.kind == "error" for e in trace.events)
