@@ -136,7 +136,10 @@ def replay_gold(domain: Domain, task: Task) -> tuple[bool, str]:
             if '"error"' in out[:10]:
                 return False, f"gold call {call.name} failed: {out}"
     got = world.hash()
-    return got == task.expected_hash, "" if got == task.expected_hash else f"hash {got} != {task.expected_hash}"
+    return (
+        got == task.expected_hash,
+        "" if got == task.expected_hash else f"hash {got} != {task.expected_hash}",
+    )
 
 
 def apply_user_action(domain: Domain, state: BaseModel, action: dict[str, Any]) -> Any:
