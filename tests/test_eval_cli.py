@@ -6,23 +6,11 @@ import json
 
 import pytest
 
-from botpsy import cli, cli_eval
+from botpsy import cli
 
 
 @pytest.fixture
-def main(monkeypatch):
-    """cli.main with the eval commands registered (a no-op once cli.py wires cli_eval itself)."""
-    original = cli.build_parser
-
-    def build():
-        p = original()
-        ev_parser = p._subparsers._group_actions[0].choices["eval"]
-        ev = ev_parser._subparsers._group_actions[0]
-        if "bfcl" not in ev.choices:
-            cli_eval.register(ev)
-        return p
-
-    monkeypatch.setattr(cli, "build_parser", build)
+def main():
     return cli.main
 
 

@@ -1,6 +1,7 @@
 """botpsy's command line. Every failure a user can cause ends in one clear line, never a traceback.
 
-Commands: run, chat, demo, tasks generate|check, eval worlds, recipe, tools list.
+Commands: run, chat, demo, tasks generate|check, eval worlds|bfcl|tau2|ifbench|report, recipe, serve,
+bench, mcp serve, export tiny|shapes, tools list.
 Set BOTPSY_DEBUG=1 to see tracebacks of unexpected errors.
 """
 
@@ -79,6 +80,13 @@ def _print_event(ev) -> None:
         console.print("  [yellow]declined[/] (pass --yes to approve actions)")
     elif ev.kind == "error":
         console.print(f"  [red]{ev.data['message']}[/]")
+    elif ev.kind == "loop_guard":
+        why = "it looped" if ev.data["reason"] == "loop" else "it reached its budget"
+        console.print(f"  [yellow]reasoning cut after {ev.data['reasoning_tokens']} tokens[/] ({why})")
+    elif ev.kind == "phantom_guard":
+        console.print("  [yellow]the answer claimed an action no tool made; asking for the call[/]")
+    elif ev.kind == "tool_retrieval":
+        console.print(f"  [dim]tools: {', '.join(ev.data['tools'])} (of {ev.data['installed']})[/]")
 
 
 def _timing_line(trace) -> str:
@@ -105,7 +113,7 @@ def cmd_run(a) -> int:
         engine,
         env,
         _system_today(),
-        AgentConfig(max_tokens=a.max_tokens),
+        AgentConfig(max_tokens=a.max_tokens, tool_top_k=a.tool_top_k),
         _confirm_fn(a.yes),
         on_event=None if a.json else _print_event,
     )
@@ -142,7 +150,7 @@ def cmd_chat(a) -> int:
         engine,
         env,
         _system_today(),
-        AgentConfig(max_tokens=a.max_tokens),
+        AgentConfig(max_tokens=a.max_tokens, tool_top_k=a.tool_top_k),
         _confirm_fn(a.yes),
         on_event=_print_event,
     )
@@ -391,14 +399,26 @@ def build_parser() -> argparse.ArgumentParser:
                 "what the embedded model was trained on)",
             )
 
+    def retrieval_args(sp):
+        sp.add_argument(
+            "--tool-top-k",
+            type=int,
+            default=0,
+            metavar="K",
+            help="show the model only the K tools most relevant to the first request (0: all); "
+            "picked once per conversation so later turns reuse the cached prompt",
+        )
+
     sp = sub.add_parser("run", help="answer one request")
     sp.add_argument("request")
     sp.add_argument("--json", action="store_true", help="print the trace as JSON")
     model_args(sp)
+    retrieval_args(sp)
     sp.set_defaults(fn=cmd_run)
 
     sp = sub.add_parser("chat", help="interactive assistant")
     model_args(sp)
+    retrieval_args(sp)
     sp.add_argument("--mcp", metavar="COMMAND", help="also offer the tools of this MCP server (stdio)")
     sp.set_defaults(fn=cmd_chat)
 
@@ -430,9 +450,12 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--out", help="folder for per-task results")
     sp.add_argument("--json", action="store_true", help="last line: one JSON object with the figures")
     sp.set_defaults(fn=cmd_eval_worlds)
+    from botpsy import cli_eval
+
+    cli_eval.register(ev)
 
     sp = sub.add_parser("recipe", help="the training recipe")
-    sp.add_argument("--preset", choices=["tiny", "scale"], default="tiny")
+    sp.add_argument("--preset", choices=["tiny", "scale", "micro"], default="tiny")
     sp.add_argument("--stages", default="sft", help="comma-separated: sft,mopd,rl1,rl2")
     sp.add_argument("--out", default="runs")
     sp.add_argument("--dry-run", action="store_true", help="print the resolved stages and configs only")
@@ -475,6 +498,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--train-steps", type=int, default=0, help="language-model steps on the world corpus (0: random)"
     )
     sp.set_defaults(fn=cmd_export_tiny)
+    sp = exp.add_parser(
+        "shapes", help="BotPsy's 0.8B shape, random-init: bf16/Q8_0/Q4_K_M GGUF sizes and bench report"
+    )
+    from botpsy.export import shapes
+
+    shapes.add_arguments(sp)
+    sp.set_defaults(fn=lambda a: shapes.run(a, " ".join(["botpsy", *sys.argv[1:]])))
 
     tools = sub.add_parser("tools", help="the installed tools").add_subparsers(dest="sub", required=True)
     sp = tools.add_parser("list")

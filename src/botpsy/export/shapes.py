@@ -349,11 +349,8 @@ def export_shapes(
     return run
 
 
-def main(argv: list[str] | None = None) -> int:
-    import argparse
-    import sys
-
-    p = argparse.ArgumentParser(prog="python -m botpsy.export.shapes", description=__doc__.split("\n")[0])
+def add_arguments(p) -> None:
+    """The options of `botpsy export shapes` (and `python -m botpsy.export.shapes`)."""
     p.add_argument("--shape", default=QWEN35_08B.name, choices=sorted(SHAPES))
     p.add_argument("--out", help="folder for the weights (default runs/shapes/<shape>)")
     p.add_argument("--report-dir", default="reports")
@@ -365,7 +362,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--grammar", default="Q8_0", help="comma-separated files to measure grammar decode cost on"
     )
-    a = p.parse_args(argv)
+
+
+def run(a, command: str) -> int:
     export_shapes(
         a.shape,
         a.out,
@@ -376,9 +375,19 @@ def main(argv: list[str] | None = None) -> int:
         bench=not a.no_bench,
         grammar_kinds=tuple(x for x in a.grammar.split(",") if x),
         reuse=a.reuse,
-        command=" ".join(["python -m botpsy.export.shapes", *(sys.argv[1:] if argv is None else argv)]),
+        command=command,
     )
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import sys
+
+    p = argparse.ArgumentParser(prog="python -m botpsy.export.shapes", description=__doc__.split("\n")[0])
+    add_arguments(p)
+    args = sys.argv[1:] if argv is None else argv
+    return run(p.parse_args(argv), " ".join(["botpsy export shapes", *args]))
 
 
 if __name__ == "__main__":
