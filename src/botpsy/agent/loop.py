@@ -6,6 +6,11 @@ exact ids with a mask of the generated ones, timings, parse errors and confirmat
 
 Bad model output never ends a session: parse errors and refused calls go back to the model as
 `<tool_response>` errors and count against the step limit.
+
+Guards (`agent.guards`): reasoning that loops or runs past its budget is cut with a forced
+`</think>` and the step goes on to an answer; an answer that claims an action no tool call made
+gets one nudged retry. With many tools installed, only the top-k relevant ones enter the prompt
+(`agent.retrieval`), picked once per conversation so later turns keep the cached prefix.
 """
 
 from __future__ import annotations
@@ -13,9 +18,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
-from botpsy.engine.base import Engine, EngineError
+from botpsy.agent import guards
+from botpsy.agent.retrieval import select_tools
+from botpsy.engine.base import Engine, EngineError, Generation
+from botpsy.protocol.formats import IM_END, THINK_CLOSE
 from botpsy.protocol.messages import Event, Message, ToolCall, Trace
 from botpsy.tools.base import Tool, Toolbox
 
@@ -43,6 +51,18 @@ class AgentConfig:
     max_tokens: int = 384  # generated tokens per model step (the token cap)
     temperature: float = 0.0
     thinking: bool = True  # open every assistant turn with <think>
+    # Loop guard (agent/guards.py). Reasoning tokens per model step before a forced </think>:
+    # "auto" keeps `answer_reserve` tokens of `max_tokens` for the answer, so a long reasoning
+    # ends in an answer instead of a token-cap parse error; 0 or None: no budget.
+    reasoning_budget: int | Literal["auto"] | None = "auto"
+    answer_reserve: int = 128  # tokens left to answer after any cut (also what "auto" keeps)
+    # Check the reasoning for loops (`eval.metrics.reasoning_loop`) every this many generated
+    # tokens; 0: never. The detector needs 4 repeats of a 10-word span, so a shorter period
+    # only adds engine calls.
+    loop_check_every: int = 64
+    phantom_retry: bool = True  # one nudged retry when the answer claims an action no call made
+    # Show only the k tools most relevant to the first request (agent/retrieval.py); 0: all.
+    tool_top_k: int = 0
 
 
 class Agent:
@@ -59,9 +79,18 @@ class Agent:
         self.engine, self.env, self.config, self.confirm = engine, env, config, confirm
         self.fmt = engine.chat_format
         self.on_event, self.on_text = on_event, on_text
+        # Every installed tool stays callable; retrieval only narrows what the prompt shows.
         self.tools = {t.name: t.parameters for t in env.toolbox}
         self.trace = Trace(messages=[Message("system", system)] if system else [])
-        self._append(self.fmt.system(env.toolbox.schemas(), system), generated=False)
+        self._end_ids = engine.tokenize(IM_END)
+        self._acting = guards.acting_tools(list(env.toolbox))
+        self._budget = guards.resolve_budget(
+            config.reasoning_budget, config.max_tokens, config.answer_reserve
+        )
+        self._system: str | None = system
+        if not (0 < config.tool_top_k < len(env.toolbox)):
+            self._append(self.fmt.system(env.toolbox.schemas(), system), generated=False)
+            self._system = None  # rendered; otherwise it waits for the first request
         self._after_completion = False
 
     def _append(self, text_or_ids: str | list[int], generated: bool) -> None:
@@ -80,33 +109,98 @@ class Agent:
         self._append(lead + block + self.fmt.generation_prompt(self.config.thinking), generated=False)
         self._after_completion = False
 
+    def _retrieve_tools(self, request: str) -> None:
+        """Render the system block with the tools most relevant to the first request (once)."""
+        assert self._system is not None
+        tools = list(self.env.toolbox)
+        chosen = select_tools(request, tools, self.config.tool_top_k)
+        self._append(self.fmt.system([t.schema() for t in chosen], self._system), generated=False)
+        self._system = None
+        self._emit("tool_retrieval", tools=[t.name for t in chosen], installed=len(tools))
+
+    def _content_ids(self, gen: Generation) -> list[int]:
+        """The generated ids without the end-of-turn marker the engine appends at the cap."""
+        n = len(self._end_ids)
+        if n and gen.ids[-n:] == self._end_ids:
+            return gen.ids[:-n]
+        return gen.ids[:-1]
+
+    def _generate(self) -> tuple[str, str]:
+        """One model step, appended to the history; returns (text, stop).
+
+        Without a guard this is one engine call. With one, the reasoning is generated in chunks
+        and checked between them (module doc of `agent.guards`); a cut appends a forced
+        </think> that is masked as not generated, and the rest of the step follows.
+        """
+        cfg = self.config
+        check_loops = cfg.loop_check_every > 0
+        # Pausing needs an engine that continues the prompt ids as they are; the HTTP backend's chat
+        # mode re-renders complete messages only and would drop a half-written reasoning.
+        pausable = getattr(self.engine, "mode", None) != "chat"
+        if not cfg.thinking or (self._budget is None and not check_loops) or not pausable:
+            gen = self.engine.generate(
+                self.trace.token_ids, cfg.max_tokens, cfg.temperature, on_text=self.on_text
+            )
+            self._append(gen.ids, generated=True)
+            self.trace.timings.append(gen.timing)
+            return gen.text, gen.stop
+        text, used, parts, cut = "", 0, [], False
+        while True:
+            reasoning = not cut and THINK_CLOSE not in text
+            if reasoning:
+                n = cfg.max_tokens - used
+                if self._budget is not None:
+                    n = min(n, self._budget - used)
+                if check_loops:
+                    n = min(n, cfg.loop_check_every)
+            else:
+                n = max(cfg.max_tokens - used, cfg.answer_reserve) if cut else cfg.max_tokens - used
+            gen = self.engine.generate(self.trace.token_ids, n, cfg.temperature, on_text=self.on_text)
+            parts.append(gen.timing)
+            body = self._content_ids(gen)
+            text += gen.text
+            used += len(body)
+            if gen.stop != "length" or not reasoning or not body or used >= cfg.max_tokens:
+                self._append(gen.ids, generated=True)
+                self.trace.timings.append(guards.merge_timings(parts))
+                return text, gen.stop
+            self._append(body, generated=True)  # paused at a checkpoint: no end-of-turn yet
+            if THINK_CLOSE in text:
+                continue  # the reasoning closed inside this chunk: generate the rest at once
+            reason = guards.cut_reason(text, used, self._budget, check_loops)
+            if reason is None:
+                continue
+            self._append(guards.FORCED_CLOSE, generated=False)
+            text += guards.FORCED_CLOSE
+            if self.on_text:
+                self.on_text(guards.FORCED_CLOSE)
+            cut = True
+            self._emit("loop_guard", reason=reason, reasoning_tokens=used, budget=self._budget)
+
     def send(self, user_text: str) -> Trace:
         """Add a user message and run until the model answers without calling a tool."""
+        if self._system is not None:
+            self._retrieve_tools(user_text)
         self.trace.messages.append(Message("user", user_text))
         self._emit("user", text=user_text)
         self._open_turn(self.fmt.user(user_text))
-        for _ in range(self.config.max_steps):
+        calls_made: list[str] = []
+        retried = False
+        for step in range(self.config.max_steps):
             try:
-                gen = self.engine.generate(
-                    self.trace.token_ids,
-                    self.config.max_tokens,
-                    self.config.temperature,
-                    on_text=self.on_text,
-                )
+                text, stop = self._generate()
             except EngineError as e:
                 self._emit("error", message=str(e))
                 self.trace.stopped = "error"
                 return self.trace
-            self._append(gen.ids, generated=True)
             self._after_completion = True
-            self.trace.timings.append(gen.timing)
-            parsed = self.fmt.parse(gen.text, self.tools, thinking=self.config.thinking)
+            parsed = self.fmt.parse(text, self.tools, thinking=self.config.thinking)
             msg = parsed.message()
             self.trace.messages.append(msg)
             self._emit(
                 "model",
-                text=gen.text,
-                stop=gen.stop,
+                text=text,
+                stop=stop,
                 calls=[c.key() for c in parsed.calls],
                 errors=[e.message for e in parsed.errors],
             )
@@ -118,8 +212,18 @@ class Agent:
                 self._open_turn(self.fmt.tool_results(results))
                 continue
             if not parsed.calls:
-                self.trace.stopped = "token_cap" if gen.stop == "length" else "answer"
+                claims = guards.phantom_claims(msg.content, calls_made, self._acting)
+                last_step = step == self.config.max_steps - 1
+                if claims and self.config.phantom_retry and not retried and not last_step:
+                    retried = True  # exactly one retry: a second claim without a call stands
+                    nudge = guards.phantom_nudge(claims)
+                    self.trace.messages.append(Message("tool", nudge, name="phantom_guard"))
+                    self._emit("phantom_guard", claims=claims)
+                    self._open_turn(self.fmt.tool_results([nudge]))
+                    continue
+                self.trace.stopped = "token_cap" if stop == "length" else "answer"
                 return self.trace
+            calls_made += [c.name for c in parsed.calls]
             results = [self._execute(c) for c in parsed.calls]
             for c, r in zip(parsed.calls, results, strict=True):
                 self.trace.messages.append(Message("tool", r, name=c.name))

@@ -1,0 +1,116 @@
+"""Runtime guards of the agent loop: cut looping or overlong reasoning, catch phantom actions.
+
+Both guards reuse the evaluation's own detectors (`botpsy.eval.metrics`), so what the runtime
+prevents is exactly what evaluation counts; every time a guard fires the loop records an event
+(`loop_guard`, `phantom_guard`) so evaluation can also count the interventions.
+
+**Loop guard.** Engines generate a whole step at once and offer no stop callback, but every
+engine honours `max_tokens` and takes token ids as its prompt. So the loop generates the
+reasoning part of a step in chunks of `loop_check_every` tokens: after each chunk it appends the
+generated ids (without the end-of-turn marker the engine adds on a cap) and checks the reasoning
+so far with `metrics.reasoning_loop`, and against the reasoning budget. A cut appends a forced
+`</think>` (masked as not generated) and generation continues to the answer or tool call. The
+conversation stays append-only, so a prefix-caching engine (llama.cpp) evaluates one pending
+token per chunk instead of prefilling again; streaming (`on_text`) still sees every piece. Once
+the reasoning has closed, the rest of the step is one generate call, as without the guard.
+
+A post-hoc check on an engine that ignores `max_tokens` (the scripted test engines) could only
+report a loop, not save its tokens, so the guard does not fire there.
+
+**Phantom-action guard.** An answer that claims a completed action ("I've sent it") while no
+acting tool (mutating or egress) was called since the user's message gets one nudge and one
+retry. The nudge goes back as a `<tool_response>` error, the same channel as parse errors:
+not as a user message, because evaluation reads a user turn as the user's consent (a retried
+mutating call would count as confirmed), and not as a system message, because Qwen's chat
+templates accept a system message only at the start. If the retry still calls nothing, its
+answer stands — the claim may refer to an earlier turn.
+"""
+
+from __future__ import annotations
+
+import json
+
+from botpsy.eval.metrics import action_claims, phantom_action, reasoning_loop
+from botpsy.protocol.formats import THINK_CLOSE, tojson
+from botpsy.protocol.messages import StepTiming
+from botpsy.tools.base import Tool
+
+# What the loop appends to close a cut reasoning: the same text the chat format puts between a
+# reasoning and its answer (`ChatFormat.completion`), so the model continues as after a real close.
+FORCED_CLOSE = f"\n{THINK_CLOSE}\n\n"
+
+
+def resolve_budget(budget: int | str | None, max_tokens: int, answer_reserve: int) -> int | None:
+    """Reasoning tokens per step before the loop guard cuts, or None for no budget.
+
+    "auto" keeps `answer_reserve` tokens of the step's cap for the answer (None when the cap is
+    too small to split); 0 or None switch the budget off; a budget at or above `max_tokens`
+    never fires (the token cap comes first).
+    """
+    if budget == "auto":
+        budget = max_tokens - answer_reserve if max_tokens >= 2 * answer_reserve else None
+    elif budget is not None and not isinstance(budget, int):
+        raise ValueError(f"reasoning_budget: expected a token count, 0, None or 'auto', got {budget!r}")
+    return budget if budget and budget > 0 else None
+
+
+def cut_reason(reasoning: str, reasoning_tokens: int, budget: int | None, check_loops: bool) -> str | None:
+    """Why an unfinished reasoning must be cut now: "loop", "budget", or None to let it go on."""
+    if check_loops and reasoning_loop(reasoning):
+        return "loop"
+    if budget is not None and reasoning_tokens >= budget:
+        return "budget"
+    return None
+
+
+def merge_timings(parts: list[StepTiming]) -> StepTiming:
+    """One model step's timing from the timings of its chunks (`len(trace.timings)` counts steps).
+
+    Time to first token and prefill speed are the first chunk's (later chunks prefill a few
+    tokens); prompt and generated tokens and the total time add up; decode speed is the decode
+    tokens over the decode time of all chunks.
+    """
+    if len(parts) == 1:
+        return parts[0]
+    first = parts[0]
+    generated = sum(t.generated_tokens for t in parts)
+    decode_s = sum(max(t.total_s - t.ttft_s, 0.0) for t in parts)
+    decode_tokens = sum(max(t.generated_tokens - 1, 0) for t in parts)
+    return StepTiming(
+        prompt_tokens=sum(t.prompt_tokens for t in parts),
+        cached_tokens=first.cached_tokens,
+        generated_tokens=generated,
+        ttft_s=first.ttft_s,
+        prefill_tok_s=first.prefill_tok_s,
+        decode_tok_s=decode_tokens / decode_s if decode_s > 0 else 0.0,
+        total_s=sum(t.total_s for t in parts),
+    )
+
+
+def acting_tools(tools: list[Tool]) -> set[str]:
+    """Tools whose call performs an action a claim can refer to (as evaluation counts them)."""
+    return {t.name for t in tools if t.labels.mutates or t.labels.egress}
+
+
+def phantom_claims(answer: str, calls_made: list[str], acting: set[str]) -> list[str]:
+    """The action claims of an answer that no acting call backs (empty: nothing to nudge).
+
+    With no acting tool installed nothing can back a claim, and no call would help: no nudge.
+    """
+    if not acting or not phantom_action(answer, calls_made, acting):
+        return []
+    return action_claims(answer)
+
+
+def phantom_nudge(claims: list[str]) -> str:
+    """The tool-response note that asks for the call the answer claims."""
+    return tojson(
+        {
+            "error": (
+                "your answer says an action was done, but no tool call did it in this turn: "
+                f"{json.dumps(claims[0])}. To do it you must call the tool now; if you did not do it, "
+                "say so instead of claiming it"
+            ),
+            "kind": "phantom_action",
+        }
+    )
