@@ -78,9 +78,11 @@ class StepTiming:
 
 @dataclass
 class Event:
-    """One thing that happened in an episode, in order: a model step, a tool result, a refusal."""
+    """One thing that happened in an episode, in order: a model step, a tool result, a refusal, a guard."""
 
-    kind: Literal["model", "tool", "confirm", "error", "user"]
+    kind: Literal[
+        "model", "tool", "confirm", "error", "user", "loop_guard", "phantom_guard", "tool_retrieval"
+    ]
     data: dict[str, Any] = field(default_factory=dict)
 
 
