@@ -73,3 +73,31 @@ def test_embedded_model_on_held_out_tasks(capsys, tmp_path):
     needs_call = [r for r in rows if not r["no_gold_calls"]]
     assert len(rows) == 10 and needs_call
     assert sum(r["made_calls"] > 0 for r in needs_call) / len(needs_call) >= 0.5
+
+
+def test_bench_json_on_the_embedded_model(tmp_path, capsys):
+    """The fields `botpsy bench --json` promises, and prefix reuse seen from the runtime's side."""
+    out = tmp_path / "bench"
+    assert main(["bench", "--json", "--tasks", "1", "--out", str(out)]) == 0
+    r = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    for key in (
+        "ttft_ms",
+        "prefill_tok_s",
+        "decode_tok_s",
+        "peak_rss_mb",
+        "roofline_fraction",
+        "kv_cache_mb",
+    ):
+        assert r[key] > 0, key
+    assert r["ttft_warm_ms"] < r["ttft_ms"]
+    assert r["system_tokens"] > 500  # the calendar tool definitions
+    assert len(r["cache_hit_turns"]) == 8 and r["cache_hit_turns"][0] == 0.0
+    assert min(r["cache_hit_turns"][1:]) > 0.9  # later turns prefill only their new tokens
+    assert r["peak_rss_mb"] > r["rss_before_load_mb"] > 0
+    assert {p.name for p in out.iterdir()} == {"bench.json", "bench.md", "bench.png"}
+
+
+def test_bench_on_a_missing_model_is_one_clear_error(tmp_path, capsys):
+    assert main(["bench", "--model", str(tmp_path / "nope.gguf"), "--out", str(tmp_path / "b")]) == 2
+    err = capsys.readouterr().err
+    assert "model not found" in err and "nope.gguf" in err and "Traceback" not in err

@@ -94,6 +94,49 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def kv_cache_bytes(llm, n_ctx: int) -> int:
+    """Bytes of the f16 KV cache llama.cpp allocates for `n_ctx` tokens (llama.cpp's default cache
+    type). Hybrid models (Qwen3.5: one full-attention layer in every `full_attention_interval`)
+    hold it only in their attention layers; their recurrent state is small and left out."""
+    import llama_cpp
+
+    md = llm.metadata
+    arch = md.get("general.architecture", "")
+    n_layer = llama_cpp.llama_model_n_layer(llm.model)
+    n_head = llama_cpp.llama_model_n_head(llm.model)
+    n_head_kv = llama_cpp.llama_model_n_head_kv(llm.model)
+    head = llama_cpp.llama_model_n_embd(llm.model) // max(1, n_head)
+    k = int(md.get(f"{arch}.attention.key_length", head))
+    v = int(md.get(f"{arch}.attention.value_length", head))
+    interval = int(md.get(f"{arch}.full_attention_interval", 1) or 1)
+    return n_ctx * (n_layer // interval) * n_head_kv * (k + v) * 2
+
+
+def _turns(engine, prompt_ids: list[int], requests: list[str], max_tokens: int = 8):
+    """Time to first token and cache share of turn k in one conversation that keeps growing."""
+    fmt, ids, ttft, hits = engine.chat_format, list(prompt_ids), [], []
+    engine.llm.reset()
+    for req in requests:
+        gen = engine.generate(ids, max_tokens=max_tokens)
+        t = gen.timing
+        ttft.append(round(t.ttft_s * 1000, 1))
+        hits.append(round(t.cached_tokens / max(1, t.prompt_tokens + t.cached_tokens), 4))
+        ids = ids + gen.ids + engine.tokenize("\n" + fmt.user(req) + fmt.generation_prompt(True))
+    return ttft, hits
+
+
+FOLLOW_UPS = [
+    "Thanks! What else is on that day?",
+    "Move it to 11am instead.",
+    "And what do I have the week after?",
+    "Please add a reminder note about the insurance card.",
+    "Is Friday afternoon free?",
+    "Book a call with Anna on Friday at 3pm.",
+    "What time was the dentist again?",
+    "Thanks, that's all.",
+]
+
+
 @dataclass
 class BenchResult:
     model: str
@@ -104,13 +147,19 @@ class BenchResult:
     ttft_ms: float  # cold: empty cache, system + first request
     ttft_warm_ms: float  # a follow-up turn over the cached conversation
     prefill_tok_s: float
-    decode_tok_s: float  # raw llama.cpp loop
+    decode_tok_s: float  # raw llama.cpp loop (mean of the readings before and after the agent runs)
     agent_decode_tok_s: float  # the same decode inside the agent loop
     agent_overhead: float  # 1 - agent / raw
-    cache_hit_per_turn: list[float] = field(default_factory=list)
+    cache_hit_per_turn: list[float] = field(default_factory=list)  # agent steps on world tasks
+    ttft_turns_ms: list[float] = field(default_factory=list)  # turn k of one growing conversation
+    cache_hit_turns: list[float] = field(default_factory=list)  # its prompt share read from cache
     e2e_first_call_s: float = 0.0
     e2e_answer_s: float = 0.0
-    peak_rss_mb: float = 0.0
+    peak_rss_mb: float = 0.0  # read before the bandwidth probe, whose arrays would count
+    kv_cache_mb: float = 0.0  # the KV cache llama.cpp allocates for the context
+    rss_over_budget: float = 0.0  # peak RSS / (GGUF + KV cache); the target is <= 1.25
+    rss_before_load_mb: float = 0.0  # Python, numpy, llama-cpp-python and botpsy before the model
+    model_rss_over_budget: float = 0.0  # (peak RSS - that) / (GGUF + KV cache)
     bandwidth_gb_s: float = 0.0
     roofline_tok_s: float = 0.0
     roofline_fraction: float = 0.0
@@ -138,6 +187,7 @@ def bench_model(
 
     spec = resolve(model)
     gguf_bytes = spec.base.stat().st_size + (spec.adapter.stat().st_size if spec.adapter else 0)
+    rss_before = peak_rss_mb()  # the interpreter and botpsy's imports, before llama.cpp loads anything
     engine = load_engine(model, n_threads=threads)
     domain = get_domain("calendar")
     fmt = engine.chat_format
@@ -162,6 +212,12 @@ def bench_model(
     )
 
     raw = _raw_decode(engine, prompt, decode_tokens)
+    ttft_turns, hit_turns = _turns(engine, prompt, FOLLOW_UPS)
+    log(
+        "turn-k time to first token (ms): "
+        + ", ".join(f"{x:.0f}" for x in ttft_turns)
+        + f"; cached share from turn 2: {min(hit_turns[1:]):.1%}–{max(hit_turns[1:]):.1%}"
+    )
     # Agent-loop decode over the same prompt: no end-of-turn stop would make this unequal, so the
     # comparison uses the engine's own per-step decode rate over the generated tokens.
     agent_rates, hit_shares, first_call, answer = [], [], [], []
@@ -188,6 +244,12 @@ def bench_model(
             if t.generated_tokens > 8:
                 agent_rates.append(t.decode_tok_s)
     agent_rate = float(np.median(agent_rates)) if agent_rates else 0.0
+    # Raw decode again after the agent runs: load on a shared CPU drifts over a minute, and the
+    # overhead is a ratio of the two, so the raw side is the mean of one reading on each side.
+    raw_runs = [raw, _raw_decode(engine, prompt, decode_tokens)]
+    raw = float(np.mean(raw_runs))
+    rss = peak_rss_mb()
+    kv = kv_cache_bytes(engine.llm, engine.n_ctx)
     bw = memory_bandwidth_gb_s()
     roof = bw * 1e9 / gguf_bytes
     res = BenchResult(
@@ -203,9 +265,15 @@ def bench_model(
         agent_decode_tok_s=round(agent_rate, 1),
         agent_overhead=round(1 - agent_rate / raw, 4) if raw and agent_rate else 0.0,
         cache_hit_per_turn=[round(x, 4) for x in hit_shares],
+        ttft_turns_ms=ttft_turns,
+        cache_hit_turns=hit_turns,
         e2e_first_call_s=round(float(np.median(first_call)), 3) if first_call else 0.0,
         e2e_answer_s=round(float(np.median(answer)), 3) if answer else 0.0,
-        peak_rss_mb=round(peak_rss_mb(), 1),
+        peak_rss_mb=round(rss, 1),
+        kv_cache_mb=round(kv / 1e6, 1),
+        rss_over_budget=round(rss * 2**20 / (gguf_bytes + kv), 3),
+        rss_before_load_mb=round(rss_before, 1),
+        model_rss_over_budget=round((rss - rss_before) * 2**20 / (gguf_bytes + kv), 3),
         bandwidth_gb_s=round(bw, 2),
         roofline_tok_s=round(roof, 1),
         roofline_fraction=round(raw / roof, 4),
@@ -456,6 +524,21 @@ def write_report(results: list[BenchResult], out_dir: Path) -> Path:
             f"| {r.model} | {r.gguf_mb} | {r.load_s} | {r.ttft_ms} | {r.ttft_warm_ms} | {r.prefill_tok_s} | "
             f"{r.decode_tok_s} | {r.agent_overhead:.1%} | {r.peak_rss_mb} | {r.roofline_fraction:.1%} |"
         )
+    for r in results:
+        rows += [
+            "",
+            f"**{r.model}**: peak RSS {r.peak_rss_mb} MiB = {r.rss_over_budget:.2f}× (GGUF {r.gguf_mb} MB + "
+            f"KV cache {r.kv_cache_mb} MB), of which {r.rss_before_load_mb} MiB before the model loaded "
+            f"(the model's own share: {r.model_rss_over_budget:.2f}×); agent-loop decode {r.agent_decode_tok_s} tok/s against raw "
+            f"{r.decode_tok_s} tok/s; {r.system_tokens} tokens of tool definitions prefilled in "
+            f"{r.system_prefill_ms} ms; memory bandwidth {r.bandwidth_gb_s} GB/s, roofline "
+            f"{r.roofline_tok_s} tok/s.",
+            "",
+            "| turn | " + " | ".join(str(k + 1) for k in range(len(r.ttft_turns_ms))) + " |",
+            "|---|" + "---|" * len(r.ttft_turns_ms),
+            "| time to first token, ms | " + " | ".join(f"{x:.0f}" for x in r.ttft_turns_ms) + " |",
+            "| prompt share from cache | " + " | ".join(f"{x:.1%}" for x in r.cache_hit_turns) + " |",
+        ]
     (out_dir / "bench.md").write_text("\n".join(rows) + "\n")
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     names = [r.model for r in results]
