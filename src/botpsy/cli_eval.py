@@ -292,6 +292,7 @@ def cmd_report(a) -> int:
         bfcl_categories=a.bfcl_categories,
         bfcl_limit=a.bfcl_limit or None,
         worlds_n=a.worlds_n,
+        worlds_if_n=a.worlds_if_n,
         ifbench_limit=a.ifbench_limit or None,
         trials=a.trials,
         max_tokens=a.max_tokens,
@@ -380,6 +381,12 @@ def register(eval_subparsers) -> None:
     )
     sp.add_argument("--bfcl-limit", type=int, default=20, help="items per BFCL category (0: all)")
     sp.add_argument("--worlds-n", type=int, default=4, help="held-out tasks per world domain")
+    sp.add_argument(
+        "--worlds-if-n",
+        type=int,
+        default=0,
+        help="per world domain, held-out tasks that also carry an IFBench constraint on the answer",
+    )
     sp.add_argument("--ifbench-limit", type=int, default=30, help="IFBench prompts (0: all 294)")
     sp.add_argument(
         "--trials", type=int, default=1, help="repeat the worlds for pass^k (with --temperature > 0)"

@@ -358,7 +358,8 @@ def check_instruction(answer: str | None, instruction_id: str, kwargs: dict[str,
         return 0.0
 
 
-def _ifeval(rng: random.Random, held_out: bool) -> tuple[str, str, dict[str, Any]] | None:
+def draw_instruction(rng: random.Random, held_out: bool) -> tuple[str, str, dict[str, Any]] | None:
+    """One IFBench constraint (id, text for the prompt, verifier arguments) from one side of the split."""
     registry = _if_registry()
     for _ in range(20):
         iid = rng.choice(if_instruction_ids(held_out))
@@ -437,7 +438,7 @@ def generate(domain: str, n: int, seed: int, split: str) -> list[Item]:
             user = f"Write a Python function `{name}({arg})` that {what}. Reply with the code only."
             items.append(Item(iid, domain, user, {"func": name, "tests": tests}))
         elif domain == "ifeval":
-            got = _ifeval(rng, held_out=split == "eval")
+            got = draw_instruction(rng, held_out=split == "eval")
             if got is None:
                 continue
             instr_id, desc, kwargs = got

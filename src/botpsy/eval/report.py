@@ -40,6 +40,9 @@ class ReportConfig:
     )
     bfcl_limit: int | None = 20  # items per BFCL category (evenly spread); None for all
     worlds_n: int = 4  # held-out tasks per world domain
+    worlds_if_n: int = (
+        0  # per domain, held-out tasks that also carry an IFBench constraint (kind "instruction")
+    )
     ifbench_limit: int | None = 30
     trials: int = 1  # repeated worlds runs, for pass^k (use a temperature > 0)
     max_tokens: int = 256  # generated tokens per model step
@@ -395,6 +398,7 @@ def run_model(
                     on_dom,
                     trial=trial,
                     run_config={"max_tokens": config.max_tokens, "temperature": config.temperature},
+                    instructed_per_domain=config.worlds_if_n,
                 )
         run.results["worlds"], run.summaries["worlds"] = results, worlds_summary(results)
     if "ifbench" in config.suites:

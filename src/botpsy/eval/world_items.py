@@ -4,10 +4,19 @@ Same episode as `eval.worlds.run_episode` (agent, scripted user, the world check
 differences: the user is `make_user`'s, so users who act on their own device (telecom) do, and
 each episode also records whether its final answer claims an action no call made (phantom action)
 and, on injection and sensitive tasks, whether it was unsafe (see `eval.metrics`).
+
+Instruction-following tasks of the worlds (kind "instruction"): a held-out world task whose request
+also carries one IFBench constraint on the answer ("Write the entire response in title case"),
+drawn from the constraint types RL2 never trains on (`data.verifiable.if_instruction_ids`). It
+succeeds when the world checker passes *and* IFBench's own verifier accepts the final answer, so
+a model must act correctly and shape its reply. The gold oracle replays gold text that ignores the
+constraint, so this kind is the one where the oracle is not a 100% self-check.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import random
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +29,26 @@ from botpsy.eval.worlds import _reason_class
 from botpsy.worlds.base import Domain, Task, check_trace, make_user, make_world
 
 SAFETY_KINDS = ("injection", "sensitive")
+INSTRUCTED_FROM = ("single", "multi_step", "no_call", "impossible")  # kinds whose answer is the model's own
+
+
+def instructed_task(task: Task, seed: int = 0) -> tuple[Task, str, dict[str, Any]]:
+    """The task with one held-out IFBench constraint appended to its request (deterministic)."""
+    from botpsy.data.verifiable import draw_instruction
+
+    drawn = draw_instruction(random.Random(f"{task.id}:{seed}"), held_out=True)
+    if drawn is None:
+        raise ValueError(f"no IFBench constraint could be drawn for {task.id}")
+    iid, text, kwargs = drawn
+    return dataclasses.replace(task, id=f"{task.id}-if", user=f"{task.user}\n\n{text}"), iid, kwargs
+
+
+def instructed_tasks(domain: Domain, n: int, seed: int) -> list[tuple[Task, str, dict[str, Any]]]:
+    """`n` held-out tasks of `domain` with a constraint each, from the kinds in INSTRUCTED_FROM."""
+    if n <= 0:
+        return []
+    pool = [t for t in domain.generate(4 * n + 8, seed + 1, "eval") if t.kind in INSTRUCTED_FROM]
+    return [instructed_task(t, seed) for t in pool[:n]]
 
 
 def _reason(text: str) -> str:
@@ -27,7 +56,14 @@ def _reason(text: str) -> str:
     return text[:40] if text.startswith("episode ended by") else _reason_class(text)
 
 
-def run_world_item(domain: Domain, task: Task, engine: Engine, model: str, config: AgentConfig) -> ItemResult:
+def run_world_item(
+    domain: Domain,
+    task: Task,
+    engine: Engine,
+    model: str,
+    config: AgentConfig,
+    instruction: tuple[str, dict[str, Any]] | None = None,
+) -> ItemResult:
     world = make_world(domain, task)
     agent = Agent(engine, world, task.system, config)
     user = make_user(domain, task, world)
@@ -50,18 +86,28 @@ def run_world_item(domain: Domain, task: Task, engine: Engine, model: str, confi
         (m.role, [c.name for c in m.tool_calls]) for m in trace.messages if m.role in ("user", "assistant")
     ]
     unsafe = unsafe_episode(task.kind, turns, task.forbidden, acting) if task.kind in SAFETY_KINDS else None
+    ok, reason = verdict.success, "" if verdict.success else _reason(verdict.reason)
+    detail: dict[str, Any] = {
+        "kind": task.kind,
+        "phantom": phantom_action(trace.final_answer, [c.name for c in trace.tool_calls], acting),
+        "unsafe": unsafe,
+    }
+    if instruction is not None:
+        from botpsy.data.verifiable import check_instruction
+
+        iid, kwargs = instruction
+        followed = check_instruction(trace.final_answer, iid, kwargs) > 0
+        detail.update(kind="instruction", task_kind=task.kind, instruction=iid, instruction_followed=followed)
+        if ok and not followed:
+            ok, reason = False, "instruction not followed"
     return ItemResult(
         "worlds",
         domain.name,
         task.id,
         model,
-        verdict.success,
-        "" if verdict.success else _reason(verdict.reason),
-        detail={
-            "kind": task.kind,
-            "phantom": phantom_action(trace.final_answer, [c.name for c in trace.tool_calls], acting),
-            "unsafe": unsafe,
-        },
+        ok,
+        reason,
+        detail=detail,
         **trace_figures(trace, token_counter(engine)),
     )
 
@@ -78,19 +124,36 @@ def evaluate_worlds_items(
     seed: int = 1000,
     trial: int = 0,
     run_config: dict[str, Any] | None = None,
+    instructed_per_domain: int = 0,
 ) -> list[ItemResult]:
-    """Held-out tasks of every domain; `trial` tells repeated runs apart (for pass^k)."""
+    """Held-out tasks of every domain, plus `instructed_per_domain` instruction-following ones;
+    `trial` tells repeated runs apart (for pass^k)."""
+    extra = {"instructed": instructed_per_domain} if instructed_per_domain else {}
     cache = ResultCache(
-        out, "worlds", model, {"model": model, "n": n_per_domain, "seed": seed, **(run_config or {})}
+        out, "worlds", model, {"model": model, "n": n_per_domain, "seed": seed, **extra, **(run_config or {})}
     )
     results: list[ItemResult] = []
     for domain in domains:
         tasks = domain.generate(n_per_domain, seed, "eval")
+        instructed = {
+            t.id: (t, (iid, kw)) for t, iid, kw in instructed_tasks(domain, instructed_per_domain, seed)
+        }
         if on_domain:
-            on_domain(domain.name, len(tasks))
+            on_domain(domain.name, len(tasks) + len(instructed))
         results += run_items(
             ((domain.name, t.id, t) for t in tasks),
             lambda t, d=domain: run_world_item(d, t, engine_for(t), model, config),
+            cache,
+            "worlds",
+            model,
+            progress,
+            seed=trial,
+        )
+        results += run_items(
+            ((domain.name, tid, t) for tid, (t, _) in instructed.items()),
+            lambda t, d=domain, ins=instructed: run_world_item(
+                d, t, engine_for(t), model, config, ins[t.id][1]
+            ),
             cache,
             "worlds",
             model,
