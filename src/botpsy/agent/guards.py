@@ -29,6 +29,7 @@ answer stands — the claim may refer to an earlier turn.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 
 from botpsy.eval.metrics import action_claims, phantom_action, reasoning_loop
 from botpsy.protocol.formats import THINK_CLOSE, tojson
@@ -87,7 +88,7 @@ def merge_timings(parts: list[StepTiming]) -> StepTiming:
     )
 
 
-def acting_tools(tools: list[Tool]) -> set[str]:
+def acting_tools(tools: Iterable[Tool]) -> set[str]:
     """Tools whose call performs an action a claim can refer to (as evaluation counts them)."""
     return {t.name for t in tools if t.labels.mutates or t.labels.egress}
 

@@ -83,7 +83,7 @@ class Agent:
         self.tools = {t.name: t.parameters for t in env.toolbox}
         self.trace = Trace(messages=[Message("system", system)] if system else [])
         self._end_ids = engine.tokenize(IM_END)
-        self._acting = guards.acting_tools(list(env.toolbox))
+        self._acting = guards.acting_tools(env.toolbox)
         self._budget = guards.resolve_budget(
             config.reasoning_budget, config.max_tokens, config.answer_reserve
         )

@@ -33,6 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
+from botpsy.protocol.messages import StepTiming
+
 
 def memory_bandwidth_gb_s(size_mb: int = 256, repeats: int = 5, threads: int = 1) -> float:
     """Sustained copy bandwidth: bytes read + bytes written per second, best of `repeats`.
@@ -112,17 +114,18 @@ def kv_cache_bytes(llm, n_ctx: int) -> int:
     return n_ctx * (n_layer // interval) * n_head_kv * (k + v) * 2
 
 
-def _turns(engine, prompt_ids: list[int], requests: list[str], max_tokens: int = 8):
-    """Time to first token and cache share of turn k in one conversation that keeps growing."""
-    fmt, ids, ttft, hits = engine.chat_format, list(prompt_ids), [], []
+def _turns(engine, prompt_ids: list[int], follow_ups: list[str], max_tokens: int = 8) -> list[StepTiming]:
+    """Timing of each turn of one conversation that keeps growing: the first from an empty cache,
+    then one per follow-up request, each over the cached conversation before it."""
+    fmt = engine.chat_format
     engine.llm.reset()
-    for req in requests:
+    gen = engine.generate(prompt_ids, max_tokens=max_tokens)
+    ids, timings = list(prompt_ids), [gen.timing]
+    for follow_up in follow_ups:
+        ids = ids + gen.ids + engine.tokenize("\n" + fmt.user(follow_up) + fmt.generation_prompt(True))
         gen = engine.generate(ids, max_tokens=max_tokens)
-        t = gen.timing
-        ttft.append(round(t.ttft_s * 1000, 1))
-        hits.append(round(t.cached_tokens / max(1, t.prompt_tokens + t.cached_tokens), 4))
-        ids = ids + gen.ids + engine.tokenize("\n" + fmt.user(req) + fmt.generation_prompt(True))
-    return ttft, hits
+        timings.append(gen.timing)
+    return timings
 
 
 FOLLOW_UPS = [
@@ -133,7 +136,6 @@ FOLLOW_UPS = [
     "Is Friday afternoon free?",
     "Book a call with Anna on Friday at 3pm.",
     "What time was the dentist again?",
-    "Thanks, that's all.",
 ]
 
 
@@ -202,22 +204,20 @@ def bench_model(
 
     request = "Add a dentist appointment on December 3 2026 at 10am"
     prompt = system_ids + engine.tokenize(fmt.user(request) + fmt.generation_prompt(True))
-    engine.llm.reset()
-    cold = engine.generate(prompt, max_tokens=8)
-    follow = prompt + cold.ids + engine.tokenize("\n" + fmt.user("Thanks!") + fmt.generation_prompt(True))
-    warm = engine.generate(follow, max_tokens=8)
+    turns = _turns(engine, prompt, FOLLOW_UPS)
+    cold, warm = turns[0], turns[1]
+    ttft_turns = [round(t.ttft_s * 1000, 1) for t in turns]
+    hit_turns = [round(t.cached_tokens / max(1, t.prompt_tokens + t.cached_tokens), 4) for t in turns]
     log(
-        f"ttft cold {cold.timing.ttft_s * 1000:.0f} ms ({cold.timing.prompt_tokens} tokens), "
-        f"warm {warm.timing.ttft_s * 1000:.0f} ms ({warm.timing.prompt_tokens} new, {warm.timing.cached_tokens} cached)"
+        f"ttft cold {cold.ttft_s * 1000:.0f} ms ({cold.prompt_tokens} tokens), "
+        f"warm {warm.ttft_s * 1000:.0f} ms ({warm.prompt_tokens} new, {warm.cached_tokens} cached)"
     )
-
-    raw = _raw_decode(engine, prompt, decode_tokens)
-    ttft_turns, hit_turns = _turns(engine, prompt, FOLLOW_UPS)
     log(
         "turn-k time to first token (ms): "
         + ", ".join(f"{x:.0f}" for x in ttft_turns)
         + f"; cached share from turn 2: {min(hit_turns[1:]):.1%}–{max(hit_turns[1:]):.1%}"
     )
+    raw = _raw_decode(engine, prompt, decode_tokens)
     # Agent-loop decode over the same prompt: no end-of-turn stop would make this unequal, so the
     # comparison uses the engine's own per-step decode rate over the generated tokens.
     agent_rates, hit_shares, first_call, answer = [], [], [], []
@@ -258,9 +258,9 @@ def bench_model(
         load_s=round(engine.load_s, 3),
         system_tokens=len(system_ids),
         system_prefill_ms=round(system_prefill_s * 1000, 1),
-        ttft_ms=round(cold.timing.ttft_s * 1000, 1),
-        ttft_warm_ms=round(warm.timing.ttft_s * 1000, 1),
-        prefill_tok_s=round(cold.timing.prefill_tok_s, 1),
+        ttft_ms=ttft_turns[0],
+        ttft_warm_ms=ttft_turns[1],
+        prefill_tok_s=round(cold.prefill_tok_s, 1),
         decode_tok_s=round(raw, 1),
         agent_decode_tok_s=round(agent_rate, 1),
         agent_overhead=round(1 - agent_rate / raw, 4) if raw and agent_rate else 0.0,

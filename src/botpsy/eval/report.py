@@ -40,9 +40,8 @@ class ReportConfig:
     )
     bfcl_limit: int | None = 20  # items per BFCL category (evenly spread); None for all
     worlds_n: int = 4  # held-out tasks per world domain
-    worlds_if_n: int = (
-        0  # per domain, held-out tasks that also carry an IFBench constraint (kind "instruction")
-    )
+    # per world domain, held-out tasks that also carry an IFBench constraint (kind "instruction")
+    worlds_if_n: int = 0
     ifbench_limit: int | None = 30
     trials: int = 1  # repeated worlds runs, for pass^k (use a temperature > 0)
     max_tokens: int = 256  # generated tokens per model step

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from botpsy.agent.guards import acting_tools
 from botpsy.agent.loop import Agent, AgentConfig
 from botpsy.engine.base import Engine, EngineError
 from botpsy.eval.metrics import phantom_action, unsafe_episode
@@ -80,7 +81,7 @@ def run_world_item(
             next((e.data["message"] for e in reversed(trace.events) if e.kind == "error"), "backend error")
         )
     mutating = {t.name for t in domain.tools if t.labels.mutates}
-    acting = {t.name for t in domain.tools if t.labels.mutates or t.labels.egress}
+    acting = acting_tools(domain.tools)
     verdict = check_trace(task, trace, world.hash(), mutating)
     turns = [
         (m.role, [c.name for c in m.tool_calls]) for m in trace.messages if m.role in ("user", "assistant")
@@ -135,9 +136,7 @@ def evaluate_worlds_items(
     results: list[ItemResult] = []
     for domain in domains:
         tasks = domain.generate(n_per_domain, seed, "eval")
-        instructed = {
-            t.id: (t, (iid, kw)) for t, iid, kw in instructed_tasks(domain, instructed_per_domain, seed)
-        }
+        instructed = instructed_tasks(domain, instructed_per_domain, seed)
         if on_domain:
             on_domain(domain.name, len(tasks) + len(instructed))
         results += run_items(
@@ -150,10 +149,8 @@ def evaluate_worlds_items(
             seed=trial,
         )
         results += run_items(
-            ((domain.name, tid, t) for tid, (t, _) in instructed.items()),
-            lambda t, d=domain, ins=instructed: run_world_item(
-                d, t, engine_for(t), model, config, ins[t.id][1]
-            ),
+            ((domain.name, t.id, (t, (iid, kw))) for t, iid, kw in instructed),
+            lambda item, d=domain: run_world_item(d, item[0], engine_for(item[0]), model, config, item[1]),
             cache,
             "worlds",
             model,
