@@ -226,3 +226,43 @@ def test_default_engine_has_no_snapshots(tiny_qwen_gguf):
         assert eng.rs_rollback == 0
     finally:
         eng.llm.close()
+
+
+# ---- the grammar in the agent loop ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["qwen35", "hermes"])
+def test_every_installed_tool_makes_a_grammar_llama_cpp_accepts(engine, fmt):
+    """All suites' schemas at once (what the agent builds with every suite installed): llama.cpp
+    parses the grammar, and it stays idle on a free answer."""
+    from botpsy.engine.grammar import GrammarGate
+    from botpsy.tools.registry import all_tools
+
+    schemas = [t.schema() for t in all_tools()]
+    assert len(schemas) > 50
+    grammar = lazy_tool_grammar(engine, schemas, fmt=fmt, max_calls=8)
+    gate = GrammarGate(engine.llm, grammar)  # raises if llama.cpp cannot parse it
+    gate.close()
+    prompt = _prompt(engine, [FIND])
+    assert engine.generate(prompt, max_tokens=12, grammar=grammar).ids == engine.generate(prompt, 12).ids
+
+
+def test_agent_hands_the_tool_grammar_to_llama_cpp(engine):
+    from botpsy.agent.loop import Agent, AgentConfig
+    from botpsy.worlds import get_domain, make_world
+
+    domain = get_domain("calendar")
+    task = domain.generate(1, 1000, "eval")[0]
+    for on in (True, False):
+        engine.grammar_stats = {}
+        agent = Agent(
+            engine,
+            make_world(domain, task),
+            task.system,
+            AgentConfig(max_tokens=16, max_steps=1, tool_grammar=on),
+        )
+        agent.send(task.user)
+        # grammar_stats is written by the grammar path only: every generated token was checked
+        assert bool(engine.grammar_stats) == on
+        if on:
+            assert engine.grammar_stats["checks"] >= 1

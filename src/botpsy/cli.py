@@ -113,7 +113,7 @@ def cmd_run(a) -> int:
         engine,
         env,
         _system_today(),
-        AgentConfig(max_tokens=a.max_tokens, tool_top_k=a.tool_top_k),
+        AgentConfig(max_tokens=a.max_tokens, tool_top_k=a.tool_top_k, tool_grammar=a.grammar),
         _confirm_fn(a.yes),
         on_event=None if a.json else _print_event,
     )
@@ -150,7 +150,7 @@ def cmd_chat(a) -> int:
         engine,
         env,
         _system_today(),
-        AgentConfig(max_tokens=a.max_tokens, tool_top_k=a.tool_top_k),
+        AgentConfig(max_tokens=a.max_tokens, tool_top_k=a.tool_top_k, tool_grammar=a.grammar),
         _confirm_fn(a.yes),
         on_event=_print_event,
     )
@@ -192,7 +192,7 @@ def cmd_demo(a) -> int:
                 engine,
                 env,
                 _system_today(),
-                AgentConfig(max_tokens=a.max_tokens),
+                AgentConfig(max_tokens=a.max_tokens, tool_grammar=a.grammar),
                 approve_all,
                 on_event=_print_event,
             )
@@ -278,7 +278,7 @@ def cmd_eval_worlds(a) -> int:
                 domain,
                 tasks,
                 name,
-                AgentConfig(max_tokens=a.max_tokens),
+                AgentConfig(max_tokens=a.max_tokens, tool_grammar=a.grammar),
                 progress=lambda r, b=bar: prog.advance(b),
             )
         summaries.append(rep.summary())
@@ -385,6 +385,7 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--model", help="GGUF file or model folder (default: the embedded model)")
         sp.add_argument("--threads", type=int, help="CPU threads for llama.cpp")
         sp.add_argument("--max-tokens", type=int, default=384, help="token cap per model step")
+        grammar_arg(sp)
         if workspace:
             sp.add_argument(
                 "--workspace",
@@ -398,6 +399,15 @@ def build_parser() -> argparse.ArgumentParser:
                 help="comma-separated tool suites to offer the model, or 'all' (default: calendar, "
                 "what the embedded model was trained on)",
             )
+
+    def grammar_arg(sp):
+        sp.add_argument(
+            "--no-grammar",
+            dest="grammar",
+            action="store_false",
+            help="let tool calls be sampled freely (by default a grammar holds them to the tools' "
+            "schemas from <tool_call> on)",
+        )
 
     def retrieval_args(sp):
         sp.add_argument(
@@ -447,6 +457,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--backend", choices=["llamacpp", "oracle"], default="llamacpp")
     sp.add_argument("--threads", type=int)
     sp.add_argument("--max-tokens", type=int, default=256)
+    grammar_arg(sp)
     sp.add_argument("--out", help="folder for per-task results")
     sp.add_argument("--json", action="store_true", help="last line: one JSON object with the figures")
     sp.set_defaults(fn=cmd_eval_worlds)
@@ -456,7 +467,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("recipe", help="the training recipe")
     sp.add_argument("--preset", choices=["tiny", "scale", "micro"], default="tiny")
-    sp.add_argument("--stages", default="sft", help="comma-separated: sft,mopd,rl1,rl2")
+    sp.add_argument(
+        "--stages", default="sft,mopd,rl1,rl2", help="comma-separated, in order (default: all four)"
+    )
     sp.add_argument("--out", default="runs")
     sp.add_argument("--dry-run", action="store_true", help="print the resolved stages and configs only")
     sp.add_argument("--set", action="append", metavar="STAGE.KEY=VALUE", help="override a config field")

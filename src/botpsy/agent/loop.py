@@ -9,7 +9,10 @@ Bad model output never ends a session: parse errors and refused calls go back to
 
 Guards (`agent.guards`): reasoning that loops or runs past its budget is cut with a forced
 `</think>` and the step goes on to an answer; an answer that claims an action no tool call made
-gets one nudged retry. With many tools installed, only the top-k relevant ones enter the prompt
+gets one nudged retry. On llama.cpp, a lazy grammar (`engine.grammar`) holds every tool call to
+the installed tools' schemas from `<tool_call>` on, so calls are well-formed (a call opened inside
+a reasoning chunk that pauses mid-tag, which the trigger cannot see, is left to the parser).
+With many tools installed, only the top-k relevant ones enter the prompt
 (`agent.retrieval`), picked once per conversation so later turns keep the cached prefix.
 """
 
@@ -63,6 +66,9 @@ class AgentConfig:
     phantom_retry: bool = True  # one nudged retry when the answer claims an action no call made
     # Show only the k tools most relevant to the first request (agent/retrieval.py); 0: all.
     tool_top_k: int = 0
+    # Constrain tool calls with a grammar from `<tool_call>` on (engine/grammar.py), on engines
+    # that take one (llama.cpp); others ignore it.
+    tool_grammar: bool = True
 
 
 class Agent:
@@ -92,6 +98,10 @@ class Agent:
             self._append(self.fmt.system(env.toolbox.schemas(), system), generated=False)
             self._system = None  # rendered; otherwise it waits for the first request
         self._after_completion = False
+        self._grammar = None
+        if config.tool_grammar and hasattr(engine, "tool_grammar") and self.tools:
+            # Every installed tool, as the parser accepts: retrieval narrows the prompt, not the calls.
+            self._grammar = engine.tool_grammar(env.toolbox.schemas())
 
     def _append(self, text_or_ids: str | list[int], generated: bool) -> None:
         ids = self.engine.tokenize(text_or_ids) if isinstance(text_or_ids, str) else text_or_ids
@@ -125,6 +135,12 @@ class Agent:
             return gen.ids[:-n]
         return gen.ids[:-1]
 
+    def _engine_generate(self, max_tokens: int) -> Generation:
+        extra = {"grammar": self._grammar} if self._grammar is not None else {}
+        return self.engine.generate(
+            self.trace.token_ids, max_tokens, self.config.temperature, on_text=self.on_text, **extra
+        )
+
     def _generate(self) -> tuple[str, str]:
         """One model step, appended to the history; returns (text, stop).
 
@@ -138,9 +154,7 @@ class Agent:
         # mode re-renders complete messages only and would drop a half-written reasoning.
         pausable = getattr(self.engine, "mode", None) != "chat"
         if not cfg.thinking or (self._budget is None and not check_loops) or not pausable:
-            gen = self.engine.generate(
-                self.trace.token_ids, cfg.max_tokens, cfg.temperature, on_text=self.on_text
-            )
+            gen = self._engine_generate(cfg.max_tokens)
             self._append(gen.ids, generated=True)
             self.trace.timings.append(gen.timing)
             return gen.text, gen.stop
@@ -155,7 +169,7 @@ class Agent:
                     n = min(n, cfg.loop_check_every)
             else:
                 n = max(cfg.max_tokens - used, cfg.answer_reserve) if cut else cfg.max_tokens - used
-            gen = self.engine.generate(self.trace.token_ids, n, cfg.temperature, on_text=self.on_text)
+            gen = self._engine_generate(n)
             parts.append(gen.timing)
             body = self._content_ids(gen)
             text += gen.text

@@ -175,6 +175,12 @@ class LlamaCppEngine:
 
         return bool(llama_cpp.llama_vocab_is_eog(self.llm._model.vocab, tok))
 
+    def tool_grammar(self, tools: list[dict], max_calls: int = 8):
+        """A lazy grammar for calls to `tools` in this model's chat format (`engine.grammar`)."""
+        from botpsy.engine.grammar import lazy_tool_grammar
+
+        return lazy_tool_grammar(self, tools, max_calls=max_calls)
+
     def tokenize(self, text: str) -> list[int]:
         return self.llm.tokenize(text.encode(), add_bos=False, special=True)
 

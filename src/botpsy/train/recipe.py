@@ -165,6 +165,10 @@ def validate_domains(resolved: dict[str, Any], spec) -> None:
     bad = sorted({w for w in worlds if w not in DOMAINS})
     if bad:
         raise ValueError(f"unknown world domain(s) {', '.join(bad)}; known: {', '.join(sorted(DOMAINS))}")
+    if "sft" in resolved and resolved["sft"]["config"].datasets:
+        from botpsy.data.public import check_specs
+
+        check_specs(resolved["sft"]["config"].datasets)
     for stage, field in (("mopd", "prompts"), ("rl2", "domains")):
         if stage in resolved:
             pairs = parse_pairs(getattr(resolved[stage]["config"], field), f"{stage}.{field}")

