@@ -8,7 +8,10 @@ Figures:
 * load time; tokens in the system block (tool definitions) and the time to prefill them cold;
 * time to first token cold (empty cache) and warm (a follow-up turn over the cached prefix);
 * prefill tokens/s (cold prompt) and decode tokens/s (raw llama.cpp loop, no stop condition);
-* agent-loop decode tokens/s on the same prompt, and its overhead over the raw loop;
+* agent-loop decode tokens/s on world tasks, and its overhead over llama.cpp's own loop replaying
+  the same steps (same prompts, same token counts);
+* the lazy tool-call grammar: decode tokens/s with it on and off over the same tasks, and the
+  steps that did not parse with each;
 * cache-hit share per turn over a multi-turn conversation (prompt tokens reused / prompt tokens);
 * end-to-end seconds to the first tool call and to the final answer on world tasks;
 * peak resident memory (ru_maxrss) against the GGUF size;
@@ -150,8 +153,15 @@ class BenchResult:
     ttft_warm_ms: float  # a follow-up turn over the cached conversation
     prefill_tok_s: float
     decode_tok_s: float  # raw llama.cpp loop (mean of the readings before and after the agent runs)
-    agent_decode_tok_s: float  # the same decode inside the agent loop
-    agent_overhead: float  # 1 - agent / raw
+    agent_decode_tok_s: float  # decode inside the agent loop (free tool calls), per model step
+    agent_overhead: float  # 1 - agent / raw llama.cpp, the raw loop replaying the same steps
+    # The same world tasks with the lazy tool-call grammar on (the runtime's default) and off.
+    grammar_decode_tok_s: float = 0.0
+    grammar_overhead: float = 0.0  # 1 - grammar on / off, agent decode over the same tasks
+    parse_errors_free: int = 0  # model steps that did not parse, grammar off
+    parse_errors_grammar: int = 0  # the same, grammar on
+    calls_free: int = 0  # well-formed tool calls made, grammar off
+    calls_grammar: int = 0
     cache_hit_per_turn: list[float] = field(default_factory=list)  # agent steps on world tasks
     ttft_turns_ms: list[float] = field(default_factory=list)  # turn k of one growing conversation
     cache_hit_turns: list[float] = field(default_factory=list)  # its prompt share read from cache
@@ -180,12 +190,75 @@ def _raw_decode(engine, prompt_ids: list[int], n: int) -> float:
     return (count - 1) / (time.perf_counter() - t_first)
 
 
+def _raw_decode_s(engine, prompt_ids: list[int], n: int) -> float:
+    """Seconds llama.cpp's own loop takes for tokens 2..n after `prompt_ids` (prefix reused)."""
+    if n < 2:
+        return 0.0
+    count, t_first = 0, 0.0
+    for _tok in engine.llm.generate(prompt_ids, temp=0.0, top_k=1, reset=True):  # reuses the prefix
+        count += 1
+        if count == 1:
+            t_first = time.perf_counter()
+        if count >= n:
+            break
+    return time.perf_counter() - t_first
+
+
+class _AgentRuns:
+    """World tasks through the agent, timed per model step from its first token to its end."""
+
+    def __init__(self):
+        self.steps: list[tuple[list[int], int, float]] = []  # (prompt ids, tokens, decode seconds)
+        self.hit_shares: list[float] = []
+        self.first_call: list[float] = []
+        self.answer: list[float] = []
+        self.parse_errors = self.calls = 0
+
+    def rate(self) -> float:
+        seconds = sum(t for _, _, t in self.steps)
+        return sum(n - 1 for _, n, _ in self.steps) / seconds if seconds else 0.0
+
+    def run(self, engine, domain, task, config) -> None:
+        from botpsy.agent.loop import Agent
+        from botpsy.worlds import make_world
+
+        agent = Agent(engine, make_world(domain, task), task.system, config)
+        step = agent._generate
+        t_start = time.perf_counter()
+        first_call: list[float] = []
+
+        def timed_step():
+            prompt = list(agent.trace.token_ids)
+            t0 = time.perf_counter()
+            out = step()
+            seconds = time.perf_counter() - t0
+            timing = agent.trace.timings[-1]  # the step's: its first chunk's time to first token
+            if timing.generated_tokens > 8:
+                self.steps.append((prompt, timing.generated_tokens, seconds - timing.ttft_s))
+            return out
+
+        def on_event(ev):
+            if ev.kind == "model" and ev.data.get("calls") and not first_call:
+                first_call.append(time.perf_counter() - t_start)
+
+        agent._generate, agent.on_event = timed_step, on_event
+        engine.llm.reset()
+        trace = agent.send(task.user)
+        self.answer.append(time.perf_counter() - t_start)
+        self.first_call += first_call
+        self.parse_errors += trace.parse_errors
+        self.calls += sum(len(m.tool_calls) for m in trace.messages if m.role == "assistant")
+        for t in trace.timings:
+            total = t.prompt_tokens + t.cached_tokens
+            self.hit_shares.append(t.cached_tokens / total if total else 0.0)
+
+
 def bench_model(
     model: str | None, tasks: int = 3, decode_tokens: int = 64, threads: int | None = None, log=print
 ) -> BenchResult:
-    from botpsy.agent.loop import Agent, AgentConfig
+    from botpsy.agent.loop import AgentConfig
     from botpsy.models import load_engine, resolve
-    from botpsy.worlds import get_domain, make_world
+    from botpsy.worlds import get_domain
 
     spec = resolve(model)
     gguf_bytes = spec.base.stat().st_size + (spec.adapter.stat().st_size if spec.adapter else 0)
@@ -218,34 +291,29 @@ def bench_model(
         + f"; cached share from turn 2: {min(hit_turns[1:]):.1%}–{max(hit_turns[1:]):.1%}"
     )
     raw = _raw_decode(engine, prompt, decode_tokens)
-    # Agent-loop decode over the same prompt: no end-of-turn stop would make this unequal, so the
-    # comparison uses the engine's own per-step decode rate over the generated tokens.
-    agent_rates, hit_shares, first_call, answer = [], [], [], []
+    runs = {False: _AgentRuns(), True: _AgentRuns()}
     for task in domain.generate(tasks, 1000, "eval"):
-        world = make_world(domain, task)
-        agent = Agent(engine, world, task.system, AgentConfig(max_tokens=decode_tokens))
-        t_start = time.perf_counter()
-        first_call_s = None
-
-        def on_event(ev, t_start=t_start):
-            nonlocal first_call_s
-            if ev.kind == "model" and ev.data.get("calls") and first_call_s is None:
-                first_call_s = time.perf_counter() - t_start
-
-        agent.on_event = on_event
-        engine.llm.reset()
-        trace = agent.send(task.user)
-        answer.append(time.perf_counter() - t_start)
-        if first_call_s is not None:
-            first_call.append(first_call_s)
-        for t in trace.timings:
-            total = t.prompt_tokens + t.cached_tokens
-            hit_shares.append(t.cached_tokens / total if total else 0.0)
-            if t.generated_tokens > 8:
-                agent_rates.append(t.decode_tok_s)
-    agent_rate = float(np.median(agent_rates)) if agent_rates else 0.0
-    # Raw decode again after the agent runs: load on a shared CPU drifts over a minute, and the
-    # overhead is a ratio of the two, so the raw side is the mean of one reading on each side.
+        for grammar in (False, True):  # interleaved, so drifting load hits both alike
+            runs[grammar].run(
+                engine, domain, task, AgentConfig(max_tokens=decode_tokens, tool_grammar=grammar)
+            )
+    free, constrained = runs[False], runs[True]
+    # Every free step replayed by llama.cpp's own loop from the same prompt for the same number of
+    # tokens: the agent's side holds everything it adds per step (reasoning chunks re-entering the
+    # engine, loop checks, detokenising), the raw side none of it, at equal context positions.
+    raw_s = sum(_raw_decode_s(engine, ids, n) for ids, n, _ in free.steps)
+    agent_s = sum(t for _, _, t in free.steps)
+    tokens = sum(n - 1 for _, n, _ in free.steps)
+    agent_rate = tokens / agent_s if agent_s else 0.0
+    replay_raw = tokens / raw_s if raw_s else 0.0
+    log(
+        f"agent loop: {len(free.steps)} model steps, {tokens} decoded tokens at {agent_rate:.1f} tok/s "
+        f"vs {replay_raw:.1f} tok/s replayed by llama.cpp's loop; tool-call grammar on: "
+        f"{constrained.rate():.1f} tok/s, parse errors {constrained.parse_errors} (off: {free.parse_errors})"
+    )
+    hit_shares, first_call, answer = free.hit_shares, free.first_call, free.answer
+    # Raw decode again after the agent runs: load on a shared CPU drifts over a minute; the plain
+    # decode figure is the mean of one reading on each side.
     raw_runs = [raw, _raw_decode(engine, prompt, decode_tokens)]
     raw = float(np.mean(raw_runs))
     rss = peak_rss_mb()
@@ -263,7 +331,13 @@ def bench_model(
         prefill_tok_s=round(cold.prefill_tok_s, 1),
         decode_tok_s=round(raw, 1),
         agent_decode_tok_s=round(agent_rate, 1),
-        agent_overhead=round(1 - agent_rate / raw, 4) if raw and agent_rate else 0.0,
+        agent_overhead=round(1 - agent_rate / replay_raw, 4) if replay_raw and agent_rate else 0.0,
+        grammar_decode_tok_s=round(constrained.rate(), 1),
+        grammar_overhead=round(1 - constrained.rate() / free.rate(), 4) if free.rate() else 0.0,
+        parse_errors_free=free.parse_errors,
+        parse_errors_grammar=constrained.parse_errors,
+        calls_free=free.calls,
+        calls_grammar=constrained.calls,
         cache_hit_per_turn=[round(x, 4) for x in hit_shares],
         ttft_turns_ms=ttft_turns,
         cache_hit_turns=hit_turns,
@@ -530,7 +604,11 @@ def write_report(results: list[BenchResult], out_dir: Path) -> Path:
             f"**{r.model}**: peak RSS {r.peak_rss_mb} MiB = {r.rss_over_budget:.2f}× (GGUF {r.gguf_mb} MB + "
             f"KV cache {r.kv_cache_mb} MB), of which {r.rss_before_load_mb} MiB before the model loaded "
             f"(the model's own share: {r.model_rss_over_budget:.2f}×); agent-loop decode {r.agent_decode_tok_s} tok/s against raw "
-            f"{r.decode_tok_s} tok/s; {r.system_tokens} tokens of tool definitions prefilled in "
+            f"{r.decode_tok_s} tok/s (agent-loop overhead {r.agent_overhead:.1%} against llama.cpp's loop "
+            f"replaying the same steps); tool-call grammar on: {r.grammar_decode_tok_s} tok/s "
+            f"({r.grammar_overhead:.1%} slower than off), {r.parse_errors_grammar} parse errors and "
+            f"{r.calls_grammar} calls against {r.parse_errors_free} and {r.calls_free} with it off; "
+            f"{r.system_tokens} tokens of tool definitions prefilled in "
             f"{r.system_prefill_ms} ms; memory bandwidth {r.bandwidth_gb_s} GB/s, roofline "
             f"{r.roofline_tok_s} tok/s.",
             "",

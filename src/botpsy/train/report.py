@@ -21,7 +21,7 @@ def _cell(v: Any) -> str:
     if v is None:
         return "–"
     if isinstance(v, float):
-        return f"{v:.3f}" if v <= 1.0 else f"{v:.1f}"
+        return f"{v:.3f}" if abs(v) <= 1.0 else f"{v:.1f}"
     return str(v)
 
 
@@ -59,7 +59,78 @@ def markdown(rows: list[dict[str, Any]], preset: str, common: dict[str, Any]) ->
         "`eval.metrics.reasoning_loop` over every IF and reasoning answer. "
         f"Common: reasoning tokens per correct answer on the {common.get('items', 0)} reasoning items every stage solved.",
     ]
+    lines += effects_markdown(stage_effects(rows))
     return "\n".join(lines) + "\n"
+
+
+# BotPsy's published pattern: what each stage should move, against the stage before it.
+EXPECTED = (
+    ("sft", "success", +1, "SFT raises tool success"),
+    ("mopd", "instruction_following_accuracy", +1, "MOPD recovers instruction following"),
+    ("mopd", "reasoning_accuracy", +1, "MOPD recovers reasoning"),
+    ("rl1", "tool_call_exact", +1, "RL1 raises argument accuracy (exact calls)"),
+    ("rl2", "reasoning_loop_rate", -1, "RL2 cuts reasoning loops"),
+    ("rl2", "reasoning_tokens_per_correct", -1, "RL2 cuts reasoning tokens per correct answer"),
+)
+# Held-out items behind each share: world tasks, IF items, reasoning items, all answers.
+SAMPLES = {
+    "success": lambda r: int(r.get("n") or 0),
+    "tool_call_exact": lambda r: int(r.get("n") or 0),
+    "instruction_following_accuracy": lambda r: sum(i["domain"] == "ifeval" for i in r.get("items", [])),
+    "reasoning_accuracy": lambda r: sum(i["domain"] in ("arithmetic", "mcq") for i in r.get("items", [])),
+    "reasoning_loop_rate": lambda r: len(r.get("items", [])),
+}
+
+
+def stage_effects(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each published claim against the measured change from the stage before, with a verdict.
+
+    A change in a share counts only beyond two standard errors of the difference of two
+    proportions; with 20–40 held-out items that is 20–30 points, so at tiny scale most verdicts
+    are "within noise" — said, not hidden. Reasoning tokens per correct answer has no such bound
+    here and is read as measured.
+    """
+    order = [r["stage"] for r in rows]
+    out = []
+    for stage, key, sign, claim in EXPECTED:
+        if stage not in order or order.index(stage) == 0:
+            continue
+        before, after = rows[order.index(stage) - 1], rows[order.index(stage)]
+        a, b = before.get(key), after.get(key)
+        row: dict[str, Any] = {"stage": stage, "claim": claim, "metric": key, "before": a, "after": b}
+        if a is None or b is None:
+            out.append({**row, "verdict": "not measurable (no value on one side)"})
+            continue
+        delta = b - a
+        row["delta"] = round(delta, 4)
+        verdict = "as published" if delta * sign > 0 else ("no change" if delta == 0 else "opposite")
+        count = SAMPLES.get(key)
+        if count and delta != 0:
+            n1, n2 = count(before), count(after)
+            two_se = 2 * (a * (1 - a) / max(n1, 1) + b * (1 - b) / max(n2, 1)) ** 0.5
+            row["two_se"] = round(two_se, 4)
+            if abs(delta) <= two_se:
+                verdict = f"within noise ({verdict})"
+        out.append({**row, "verdict": verdict})
+    return out
+
+
+def effects_markdown(effects: list[dict[str, Any]]) -> list[str]:
+    if not effects:
+        return []
+    lines = [
+        "",
+        "## What each stage did, against the published pattern",
+        "",
+        "| stage | published | before → after | change | 2 SE | verdict |",
+        "|---|---|---|---|---|---|",
+    ]
+    for e in effects:
+        lines.append(
+            f"| {e['stage']} | {e['claim']} | {_cell(e['before'])} → {_cell(e['after'])} | "
+            f"{_cell(e.get('delta'))} | {_cell(e.get('two_se'))} | {e['verdict']} |"
+        )
+    return lines
 
 
 def plot(rows: list[dict[str, Any]], path: Path) -> bool:
@@ -96,6 +167,7 @@ def write_report(rows: list[dict[str, Any]], folder: Path, preset: str) -> dict[
         "preset": preset,
         "stages": [{k: v for k, v in r.items() if k != "items"} for r in rows],
         "reasoning_tokens_per_correct_common": common,
+        "stage_effects": stage_effects(rows),
     }
     (folder / f"recipe-{preset}.json").write_text(json.dumps(report, indent=2))
     (folder / f"recipe-{preset}.md").write_text(markdown(rows, preset, common))

@@ -1,0 +1,60 @@
+"""The recipe report's verdicts on BotPsy's published pattern (no training: figures given)."""
+
+from botpsy.train.report import markdown, stage_effects
+
+
+def _items(n_if: int, n_reason: int) -> list[dict]:
+    return [{"id": f"i{k}", "domain": "ifeval", "score": 0.0, "reasoning_tokens": 5} for k in range(n_if)] + [
+        {"id": f"r{k}", "domain": "arithmetic", "score": 1.0, "reasoning_tokens": 5} for k in range(n_reason)
+    ]
+
+
+def _row(stage, success, exact, if_acc, reason, loops, tokens, n=400, items=(200, 200)):
+    return {
+        "stage": stage,
+        "n": n,
+        "success": success,
+        "tool_call_exact": exact,
+        "instruction_following_accuracy": if_acc,
+        "reasoning_accuracy": reason,
+        "reasoning_loop_rate": loops,
+        "reasoning_tokens_per_correct": tokens,
+        "items": _items(*items),
+    }
+
+
+def test_verdicts_follow_the_sign_and_the_noise_bound():
+    rows = [
+        _row("base", 0.05, 0.05, 0.30, 0.40, 0.20, 80.0),
+        _row("sft", 0.45, 0.40, 0.20, 0.30, 0.20, 80.0),  # success +40 points over 400 tasks: real
+        _row("mopd", 0.46, 0.41, 0.21, 0.10, 0.20, 80.0),  # IF +1 point: noise; reasoning -20: opposite
+        _row("rl1", 0.46, 0.41, 0.21, 0.10, 0.20, 80.0),  # no change in exact calls
+        _row("rl2", 0.46, 0.41, 0.21, 0.10, 0.05, 60.0),  # loops and tokens cut
+    ]
+    got = {(e["stage"], e["metric"]): e["verdict"] for e in stage_effects(rows)}
+    assert got[("sft", "success")] == "as published"
+    assert got[("mopd", "instruction_following_accuracy")] == "within noise (as published)"
+    assert got[("mopd", "reasoning_accuracy")] == "opposite"
+    assert got[("rl1", "tool_call_exact")] == "no change"
+    assert got[("rl2", "reasoning_loop_rate")] == "as published"
+    assert got[("rl2", "reasoning_tokens_per_correct")] == "as published"
+    text = markdown(rows, "tiny", {"items": 0, "by_model": {}})
+    assert (
+        "against the published pattern" in text
+        and "| sft | SFT raises tool success | 0.050 → 0.450 |" in text
+    )
+
+
+def test_small_samples_make_a_large_change_noise_and_missing_values_are_said():
+    rows = [
+        _row("base", 0.10, 0.10, None, 0.40, 0.0, None, n=20, items=(0, 20)),
+        _row("sft", 0.30, 0.30, None, 0.40, 0.0, None, n=20, items=(0, 20)),
+    ]
+    effects = {e["metric"]: e for e in stage_effects(rows)}
+    assert effects["success"]["verdict"] == "within noise (as published)"  # +20 points on 20 tasks
+    assert effects["success"]["two_se"] > 0.2
+    only_sft = [e for e in stage_effects(rows) if e["stage"] != "sft"]
+    assert only_sft == []  # the later stages did not run: no claim is judged
+    rows.append(_row("mopd", 0.30, 0.30, None, 0.40, 0.0, None, n=20, items=(0, 20)))
+    mopd_if = next(e for e in stage_effects(rows) if e["metric"] == "instruction_following_accuracy")
+    assert mopd_if["verdict"].startswith("not measurable")
