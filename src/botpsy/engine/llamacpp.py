@@ -121,6 +121,8 @@ class LlamaCppEngine:
         n_threads_batch: int | None = None,
         n_rs_seq: int = 0,
         grammar_first: bool = True,
+        n_ubatch: int = 512,
+        flash_attn: bool = False,
     ):
         from llama_cpp import Llama
 
@@ -138,6 +140,8 @@ class LlamaCppEngine:
                     n_ctx=n_ctx,
                     n_threads=n_threads or min(os.cpu_count() or 2, 8),
                     n_batch=512,
+                    n_ubatch=n_ubatch,
+                    flash_attn=flash_attn,
                     seed=seed,
                     verbose=verbose,
                     use_mmap=lora_path is None,

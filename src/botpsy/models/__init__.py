@@ -75,8 +75,15 @@ def load_engine(
     from botpsy.engine.llamacpp import LlamaCppEngine
 
     ms = resolve(spec)
+    # `--threads N` means N for prompts too: llama.cpp would otherwise batch on every core.
     engine = LlamaCppEngine(
-        ms.base, ms.adapter, n_ctx=n_ctx, n_threads=n_threads, chat_format=ms.chat_format, seed=seed
+        ms.base,
+        ms.adapter,
+        n_ctx=n_ctx,
+        n_threads=n_threads,
+        n_threads_batch=n_threads,
+        chat_format=ms.chat_format,
+        seed=seed,
     )
     engine.thinking = ms.thinking
     if ms.name:
