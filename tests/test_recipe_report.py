@@ -1,5 +1,10 @@
 """The recipe report's verdicts on BotPsy's published pattern (no training: figures given)."""
 
+import json
+
+import pytest
+
+from botpsy.train.recipe import run_recipe
 from botpsy.train.report import markdown, stage_effects
 
 
@@ -58,3 +63,31 @@ def test_small_samples_make_a_large_change_noise_and_missing_values_are_said():
     rows.append(_row("mopd", 0.30, 0.30, None, 0.40, 0.0, None, n=20, items=(0, 20)))
     mopd_if = next(e for e in stage_effects(rows) if e["metric"] == "instruction_following_accuracy")
     assert mopd_if["verdict"].startswith("not measurable")
+
+
+def test_report_only_reports_the_finished_stages_and_names_the_rest(tmp_path):
+    root = tmp_path / "micro"
+    with pytest.raises(ValueError, match="no evaluated base"):
+        run_recipe(
+            "micro", "sft,mopd,rl1,rl2", str(tmp_path), False, [], log=lambda s: None, report_only=True
+        )
+    (root / "base").mkdir(parents=True)
+    (root / "sft").mkdir()
+    (root / "mopd").mkdir()  # started, not finished: no done.json
+    (root / "base" / "eval.json").write_text(json.dumps(_row("base", 0.0, 0.25, 0.0, 0.0, 0.1, None)))
+    (root / "sft" / "eval.json").write_text(json.dumps(_row("sft", 0.25, 0.29, 0.0, 0.08, 0.04, 34.0)))
+    (root / "sft" / "done.json").write_text(json.dumps({"best": str(root / "sft")}))
+    (root / "sft" / "train_summary.json").write_text(json.dumps({"steps": 28}))
+    assert (
+        run_recipe(
+            "micro", "sft,mopd,rl1,rl2", str(tmp_path), False, [], log=lambda s: None, report_only=True
+        )
+        == 0
+    )
+    report = json.loads((root / "recipe-micro.json").read_text())
+    assert report["complete"] is False and report["stages_not_run"] == ["mopd", "rl1", "rl2"]
+    assert [s["stage"] for s in report["stages"]] == ["base", "sft"] and report["stages"][1]["train"] == {
+        "steps": 28
+    }
+    text = (root / "recipe-micro.md").read_text()
+    assert "Partial run: mopd, rl1, rl2 not run yet." in text and "| sft | SFT raises tool success |" in text

@@ -307,7 +307,13 @@ def cmd_recipe(a) -> int:
     from botpsy.train.recipe import run_recipe
 
     return run_recipe(
-        a.preset, a.stages, a.out, a.dry_run, overrides=a.set or [], log=lambda s: console.print(s)
+        a.preset,
+        a.stages,
+        a.out,
+        a.dry_run,
+        overrides=a.set or [],
+        log=lambda s: console.print(s),
+        report_only=a.report_only,
     )
 
 
@@ -472,6 +478,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sp.add_argument("--out", default="runs")
     sp.add_argument("--dry-run", action="store_true", help="print the resolved stages and configs only")
+    sp.add_argument(
+        "--report-only",
+        action="store_true",
+        help="write the report from the stages the run folder already finished, training nothing",
+    )
     sp.add_argument("--set", action="append", metavar="STAGE.KEY=VALUE", help="override a config field")
     sp.set_defaults(fn=cmd_recipe)
 

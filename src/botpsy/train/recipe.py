@@ -217,9 +217,22 @@ def launch_command(preset: str, stages: list[str], launch: dict, overrides: list
     ).strip()
 
 
-def run_recipe(preset: str, stages: str, out: str, dry_run: bool, overrides: list[str], log=print) -> int:
+def run_recipe(
+    preset: str,
+    stages: str,
+    out: str,
+    dry_run: bool,
+    overrides: list[str],
+    log=print,
+    report_only: bool = False,
+) -> int:
     names = [s.strip() for s in stages.split(",") if s.strip()]
     plan = resolve(preset, names, overrides)
+    if report_only:
+        from botpsy.train.runner import report_stages
+
+        report_stages(preset, plan, Path(out) / preset, log)
+        return 0
     if dry_run:
         prev = "base"
         for stage, item in plan["stages"].items():

@@ -59,6 +59,25 @@ def markdown(rows: list[dict[str, Any]], preset: str, common: dict[str, Any]) ->
         "`eval.metrics.reasoning_loop` over every IF and reasoning answer. "
         f"Common: reasoning tokens per correct answer on the {common.get('items', 0)} reasoning items every stage solved.",
     ]
+    trained = [r for r in rows if r.get("train")]
+    if trained:
+        lines += [
+            "",
+            "| stage | steps | train minutes | tokens/s | loss first → last |",
+            "|---|---|---|---|---|",
+        ]
+        for r in trained:
+            t = r["train"]
+            loss = (
+                f"{t['first_loss']:.3f} → {t['last_loss']:.3f}"
+                if isinstance(t.get("first_loss"), float) and isinstance(t.get("last_loss"), float)
+                else "–"
+            )
+            minutes = t.get("train_seconds")
+            lines.append(
+                f"| {r['stage']} | {t.get('steps', '–')} | {_cell(round(minutes / 60, 1)) if minutes else '–'} | "
+                f"{_cell(t.get('tokens_per_second'))} | {loss} |"
+            )
     lines += effects_markdown(stage_effects(rows))
     return "\n".join(lines) + "\n"
 
@@ -161,15 +180,23 @@ def plot(rows: list[dict[str, Any]], path: Path) -> bool:
     return True
 
 
-def write_report(rows: list[dict[str, Any]], folder: Path, preset: str) -> dict[str, Any]:
+def write_report(
+    rows: list[dict[str, Any]], folder: Path, preset: str, missing: list[str] | tuple[str, ...] = ()
+) -> dict[str, Any]:
     common = common_reasoning_tokens(rows)
     report = {
         "preset": preset,
+        "complete": not missing,
+        "stages_not_run": list(missing),
         "stages": [{k: v for k, v in r.items() if k != "items"} for r in rows],
         "reasoning_tokens_per_correct_common": common,
         "stage_effects": stage_effects(rows),
     }
     (folder / f"recipe-{preset}.json").write_text(json.dumps(report, indent=2))
-    (folder / f"recipe-{preset}.md").write_text(markdown(rows, preset, common))
+    text = markdown(rows, preset, common)
+    if missing:
+        head, rest = text.split("\n", 1)
+        text = f"{head}\n\n**Partial run: {', '.join(missing)} not run yet.**\n{rest}"
+    (folder / f"recipe-{preset}.md").write_text(text)
     plot(rows, folder / f"recipe-{preset}.png")
     return report

@@ -154,6 +154,40 @@ def run_stages(preset: str, plan: dict[str, Any], root: Path, log=print) -> dict
     return report
 
 
+def report_stages(preset: str, plan: dict[str, Any], root: Path, log=print) -> dict[str, Any]:
+    """The report from what a run folder already holds, training nothing (`botpsy recipe --report-only`).
+
+    For a run that is still going or was interrupted: the finished stages are reported and the
+    rest are named as not run, so a partial report never reads as a finished one.
+    """
+    from botpsy.train.recipe import copy_report
+    from botpsy.train.report import write_report
+
+    base = root / "base" / "eval.json"
+    if not base.exists():
+        raise ValueError(
+            f"{root} holds no evaluated base model yet; run `botpsy recipe --preset {preset}` first"
+        )
+    rows = [{"stage": "base", "model": str(root / "base"), **json.loads(base.read_text())}]
+    missing = []
+    for stage in plan["stages"]:
+        done, figures = root / stage / "done.json", root / stage / "eval.json"
+        if not (done.exists() and figures.exists()):
+            missing.append(stage)
+            continue
+        summary = root / stage / "train_summary.json"
+        train = json.loads(summary.read_text()) if summary.exists() else {}
+        best = json.loads(done.read_text())["best"]
+        rows.append({"stage": stage, "model": best, "train": train, **json.loads(figures.read_text())})
+    log(
+        f"report of {', '.join(r['stage'] for r in rows)}"
+        + (f"; not run yet: {', '.join(missing)}" if missing else "")
+    )
+    report = write_report(rows, root, preset, missing=missing)
+    copy_report(root, preset)
+    return report
+
+
 def export_final(model: Path, out: Path, preset: str, options: dict[str, Any], log=print) -> dict[str, Any]:
     """The last stage's checkpoint as GGUF files (`botpsy.export.release.export_model`); a failure is reported, not fatal.
 
