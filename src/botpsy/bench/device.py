@@ -179,15 +179,8 @@ class BenchResult:
 
 def _raw_decode(engine, prompt_ids: list[int], n: int) -> float:
     """Decode tokens/s of llama.cpp's own loop, ignoring end-of-turn, after a warm prefix."""
-    llm = engine.llm
-    count, t_first = 0, None
-    for _tok in llm.generate(prompt_ids, temp=0.0, top_k=1, reset=True):
-        if t_first is None:
-            t_first = time.perf_counter()
-        count += 1
-        if count >= n:
-            break
-    return (count - 1) / (time.perf_counter() - t_first)
+    seconds = _raw_decode_s(engine, prompt_ids, n)
+    return (n - 1) / seconds if seconds else 0.0
 
 
 def _raw_decode_s(engine, prompt_ids: list[int], n: int) -> float:
@@ -396,21 +389,13 @@ def bench_speed(
     `decode_tokens` steps: stop tokens are not special, so random-init models measure as well as
     trained ones.
     """
-    from botpsy.engine.llamacpp import LlamaCppEngine
-    from botpsy.models import resolve
+    from botpsy.models import load_engine, resolve
     from botpsy.worlds import get_domain
 
     spec = resolve(model)
-    # Prompt batches on the same thread count as decode: llama-cpp-python's default (every core)
-    # would make the 1-thread rows measure contention instead of one core.
-    engine = LlamaCppEngine(
-        spec.base,
-        spec.adapter,
-        n_ctx=n_ctx,
-        n_threads=threads,
-        n_threads_batch=threads,
-        chat_format=spec.chat_format,
-    )
+    # load_engine runs prompt batches on the same thread count as decode: llama-cpp-python's
+    # default (every core) would make the 1-thread rows measure contention instead of one core.
+    engine = load_engine(model, n_ctx=n_ctx, n_threads=threads)
     llm, fmt = engine.llm, engine.chat_format
     dom = get_domain(domain)
     system_ids = engine.tokenize(fmt.system([t.schema() for t in dom.tools], dom.system))

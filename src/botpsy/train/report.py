@@ -41,10 +41,15 @@ def common_reasoning_tokens(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return reasoning_tokens_per_correct(per) if per else {"items": 0, "by_model": {}}
 
 
-def markdown(rows: list[dict[str, Any]], preset: str, common: dict[str, Any]) -> str:
+def markdown(
+    rows: list[dict[str, Any]], preset: str, common: dict[str, Any], missing: list[str] | tuple[str, ...] = ()
+) -> str:
     kinds = sorted({k for r in rows for k in r.get("by_kind", {})})
     head = ["stage", *[c for c, _ in COLUMNS], *[f"success: {k}" for k in kinds], "tok / correct (common)"]
-    lines = [f"# Recipe `{preset}`: held-out figures per stage", "", "| " + " | ".join(head) + " |"]
+    lines = [f"# Recipe `{preset}`: held-out figures per stage", ""]
+    if missing:
+        lines += [f"**Partial run: {', '.join(missing)} not run yet.**", ""]
+    lines.append("| " + " | ".join(head) + " |")
     lines.append("|" + "---|" * len(head))
     for r in rows:
         cells = [r["stage"], *[_cell(r.get(key)) for _, key in COLUMNS]]
@@ -193,10 +198,6 @@ def write_report(
         "stage_effects": stage_effects(rows),
     }
     (folder / f"recipe-{preset}.json").write_text(json.dumps(report, indent=2))
-    text = markdown(rows, preset, common)
-    if missing:
-        head, rest = text.split("\n", 1)
-        text = f"{head}\n\n**Partial run: {', '.join(missing)} not run yet.**\n{rest}"
-    (folder / f"recipe-{preset}.md").write_text(text)
+    (folder / f"recipe-{preset}.md").write_text(markdown(rows, preset, common, missing))
     plot(rows, folder / f"recipe-{preset}.png")
     return report

@@ -141,9 +141,7 @@ def run_stages(preset: str, plan: dict[str, Any], root: Path, log=print) -> dict
         figures = _figures(best, spec, item["eval_tasks"], log)
         if best != stage_dir:  # a candidate won: its figures also go where the stage's figures live
             (stage_dir / "eval.json").write_text(json.dumps(figures, indent=2))
-        summary_path = stage_dir / "train_summary.json"
-        train = json.loads(summary_path.read_text()) if summary_path.exists() else {}
-        rows.append({"stage": stage, "model": str(best), "train": train, **figures})
+        rows.append(_stage_row(stage_dir, stage, best, figures))
         log(f"held-out figures of {stage}: {json.dumps({k: v for k, v in figures.items() if k != 'items'})}")
     if plan.get("export") and rows[-1]["stage"] != "base":
         rows[-1]["export"] = export_final(
@@ -152,6 +150,13 @@ def run_stages(preset: str, plan: dict[str, Any], root: Path, log=print) -> dict
     report = write_report(rows, root, preset)
     copy_report(root, preset)
     return report
+
+
+def _stage_row(stage_dir: Path, stage: str, best: str | Path, figures: dict[str, Any]) -> dict[str, Any]:
+    """One stage's report row: its chosen checkpoint, training summary and held-out figures."""
+    summary = stage_dir / "train_summary.json"
+    train = json.loads(summary.read_text()) if summary.exists() else {}
+    return {"stage": stage, "model": str(best), "train": train, **figures}
 
 
 def report_stages(preset: str, plan: dict[str, Any], root: Path, log=print) -> dict[str, Any]:
@@ -175,10 +180,8 @@ def report_stages(preset: str, plan: dict[str, Any], root: Path, log=print) -> d
         if not (done.exists() and figures.exists()):
             missing.append(stage)
             continue
-        summary = root / stage / "train_summary.json"
-        train = json.loads(summary.read_text()) if summary.exists() else {}
         best = json.loads(done.read_text())["best"]
-        rows.append({"stage": stage, "model": best, "train": train, **json.loads(figures.read_text())})
+        rows.append(_stage_row(root / stage, stage, best, json.loads(figures.read_text())))
     log(
         f"report of {', '.join(r['stage'] for r in rows)}"
         + (f"; not run yet: {', '.join(missing)}" if missing else "")
