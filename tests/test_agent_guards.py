@@ -34,7 +34,8 @@ class PausingEngine(ScriptedEngine):
 
     A reply is consumed over as many calls as the caps make: a call that stops at the cap
     returns its piece with stop "length" and the end marker appended (the engine contract); the
-    next call goes on where it stopped. When the prompt ends with the guard's forced </think>,
+    next call goes on where its prompt ends (a prompt that kept only part of the last piece gets
+    the rest of that piece again, as a model generating from that prompt would). When the prompt ends with the guard's forced </think>,
     the model drops the rest of its reasoning and continues after its own </think> (nothing if
     the reply has none): a model that answers once its reasoning is closed.
     """
@@ -54,7 +55,10 @@ class PausingEngine(ScriptedEngine):
             self.rest = self.replies.pop(0) if self.replies else "ok\n</think>\n\nNothing more."
         elif len(prompt) == self.paused_at + len(FORCED_CLOSE) and prompt.endswith(FORCED_CLOSE):
             self.rest = self.rest.partition(THINK_CLOSE)[2].lstrip("\n")
+        elif len(prompt) < self.paused_at:  # the agent kept only part of the last piece: redo the rest
+            self.rest = self.piece[len(self.piece) - (self.paused_at - len(prompt)) :] + self.rest
         piece, self.rest = self.rest[:max_tokens], self.rest[max_tokens:]
+        self.piece = piece
         stop = "length" if self.rest else "eos"
         if stop == "eos":
             self.rest = None

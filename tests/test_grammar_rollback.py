@@ -224,6 +224,7 @@ def test_default_engine_has_no_snapshots(tiny_qwen_gguf):
     eng = LlamaCppEngine(tiny_qwen_gguf["f16"], n_ctx=512, n_threads=1)
     try:
         assert eng.rs_rollback == 0
+        assert not eng.cheap_rollback  # hybrid: the agent avoids dropping tokens
     finally:
         eng.llm.close()
 
@@ -266,3 +267,4 @@ def test_agent_hands_the_tool_grammar_to_llama_cpp(engine):
         assert bool(engine.grammar_stats) == on
         if on:
             assert engine.grammar_stats["checks"] >= 1
+    assert not engine.cheap_rollback  # Qwen3.5 is hybrid: the agent keeps what it generated

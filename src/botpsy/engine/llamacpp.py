@@ -174,6 +174,18 @@ class LlamaCppEngine:
 
         return int(llama_cpp.llama_n_rs_seq(self.llm.ctx))
 
+    @property
+    def cheap_rollback(self) -> bool:
+        """Whether dropping the last generated tokens keeps the cache (attention-only models).
+
+        A recurrent or hybrid model (Qwen3.5) keeps no per-token state: a rollback makes
+        `generate` prefill the whole conversation again, so the agent avoids asking for one.
+        """
+        import llama_cpp
+
+        model = self.llm._model.model
+        return not (llama_cpp.llama_model_is_recurrent(model) or llama_cpp.llama_model_is_hybrid(model))
+
     def _is_eog(self, tok: int) -> bool:
         import llama_cpp
 

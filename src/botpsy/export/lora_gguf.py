@@ -17,6 +17,26 @@ from pathlib import Path
 
 import numpy as np
 
+# Hugging Face `model_type` -> llama.cpp architecture, for the models botpsy trains adapters on.
+GGUF_ARCH = {
+    "llama": "llama",
+    "qwen2": "qwen2",
+    "qwen3": "qwen3",
+    "qwen3_5": "qwen35",
+    "qwen3_5_text": "qwen35",
+}
+
+
+def gguf_arch(config) -> str:
+    """The llama.cpp architecture of a transformers model config."""
+    model_type = getattr(config, "model_type", "")
+    try:
+        return GGUF_ARCH[model_type]
+    except KeyError:
+        raise ValueError(
+            f"no llama.cpp architecture known for model type {model_type!r}; known: {', '.join(sorted(GGUF_ARCH))}"
+        ) from None
+
 
 def write_lora_gguf(adapter_dir: Path, out_path: Path, architecture: str, n_layers: int) -> Path:
     import gguf

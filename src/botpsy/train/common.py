@@ -95,15 +95,18 @@ def lora_config(r: int, alpha: int, targets: tuple[str, ...] = LORA_TARGETS):
     )
 
 
-def cpu_args(use_cpu: bool | None = None) -> dict[str, Any]:
-    """TrainingArguments fields that every stage shares on this project's machines."""
+def device_args(use_cpu: bool | None = None) -> dict[str, Any]:
+    """Where a stage trains: the CPU in fp32, or the GPU in bf16 where it has it (the scale preset)."""
     import torch
 
     cpu = (not torch.cuda.is_available()) if use_cpu is None else use_cpu
+    return {"use_cpu": cpu, "bf16": False if cpu else torch.cuda.is_bf16_supported(), "fp16": False}
+
+
+def cpu_args(use_cpu: bool | None = None) -> dict[str, Any]:
+    """TrainingArguments fields that the post-SFT stages share on this project's machines."""
     return {
-        "use_cpu": cpu,
-        "bf16": False if cpu else torch.cuda.is_bf16_supported(),
-        "fp16": False,
+        **device_args(use_cpu),
         "report_to": [],
         "dataloader_num_workers": 0,
         # On: a policy update runs over whole prompts (system + tools, ~1.6k tokens) for every

@@ -158,8 +158,9 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
     from trl import SFTConfig, SFTTrainer
 
     from botpsy.data.sft import build_examples, write_jsonl
-    from botpsy.export.lora_gguf import write_lora_gguf
+    from botpsy.export.lora_gguf import gguf_arch, write_lora_gguf
     from botpsy.protocol.formats import ChatFormat
+    from botpsy.train.common import device_args
     from botpsy.worlds import get_domain
     from botpsy.worlds.calendar import generate_conversations
 
@@ -188,6 +189,13 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
         log(f"public datasets: {len(extra)} conversations added, {skipped} rows skipped")
         examples += extra
         prefix_ids = common_prefix(prefix_ids, extra)
+    if not any(1 in e["assistant_masks"][: cfg.max_length] for e in examples):
+        first = min(e["assistant_masks"].index(1) for e in examples if 1 in e["assistant_masks"])
+        raise ValueError(
+            f"sft.max_length={cfg.max_length} cuts every conversation before its first assistant token "
+            f"(the earliest starts at token {first}: the system prompt and tools come first); "
+            "raise sft.max_length"
+        )
     n_tokens = sum(len(e["input_ids"]) for e in examples)
     n_train = sum(sum(e["assistant_masks"]) for e in examples)
     write_jsonl(examples, out_dir / "train.jsonl")
@@ -218,11 +226,9 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
         save_steps=20,
         save_total_limit=1,
         report_to=[],
-        use_cpu=True,
         dataloader_num_workers=0,
         seed=cfg.seed,
-        bf16=False,
-        fp16=False,
+        **device_args(),
         gradient_checkpointing=False,  # recomputation costs a third more compute; memory is not the limit here
     )
     trainer_cls = make_trainer_class() if cfg.shared_prefix and prefix_ids else SFTTrainer
@@ -242,7 +248,9 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
     train_s = time.time() - t0
     adapter_dir = out_dir / "adapter"
     model.save_pretrained(adapter_dir)
-    write_lora_gguf(adapter_dir, out_dir / "adapter.gguf", "llama", model.config.num_hidden_layers)
+    write_lora_gguf(
+        adapter_dir, out_dir / "adapter.gguf", gguf_arch(model.config), model.config.num_hidden_layers
+    )
     manifest = {
         "name": "botpsy-sft-" + out_dir.name,
         "base": cfg.base,
