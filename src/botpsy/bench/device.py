@@ -84,6 +84,18 @@ def decode_bytes_per_token(path: str | Path) -> int:
     return total
 
 
+def reset_peak_rss() -> None:
+    """Start the peak over from the current resident size (Linux: `5` to /proc/self/clear_refs).
+
+    Without it, a bench run inside a process that was larger before (a test runner that loaded
+    torch earlier) reports that older peak as the model's. Elsewhere this does nothing.
+    """
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass
+
+
 def peak_rss_mb() -> float:
     """Peak resident memory of this process's current image.
 
@@ -255,6 +267,7 @@ def bench_model(
 
     spec = resolve(model)
     gguf_bytes = spec.base.stat().st_size + (spec.adapter.stat().st_size if spec.adapter else 0)
+    reset_peak_rss()
     rss_before = peak_rss_mb()  # the interpreter and botpsy's imports, before llama.cpp loads anything
     engine = load_engine(model, n_threads=threads)
     domain = get_domain("calendar")
@@ -395,6 +408,7 @@ def bench_speed(
     spec = resolve(model)
     # load_engine runs prompt batches on the same thread count as decode: llama-cpp-python's
     # default (every core) would make the 1-thread rows measure contention instead of one core.
+    reset_peak_rss()
     engine = load_engine(model, n_ctx=n_ctx, n_threads=threads)
     llm, fmt = engine.llm, engine.chat_format
     dom = get_domain(domain)
