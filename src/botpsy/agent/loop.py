@@ -203,11 +203,11 @@ class Agent:
         timing = guards.merge_timings([gen.timing, more.timing])
         return Generation(body + more.ids, gen.text + more.text, more.stop, timing)
 
-    def _call_engine(self, max_tokens: int, on_text, after: list[int] = ()) -> Generation:
+    def _call_engine(self, max_tokens: int, on_text, after: list[int] | None = None) -> Generation:
+        """The engine on the conversation so far (plus `after`, generated ids not appended yet)."""
         extra = {"grammar": self._grammar} if self._grammar is not None else {}
-        return self.engine.generate(
-            self.trace.token_ids + list(after), max_tokens, self.config.temperature, on_text=on_text, **extra
-        )
+        ids = self.trace.token_ids + after if after else self.trace.token_ids
+        return self.engine.generate(ids, max_tokens, self.config.temperature, on_text=on_text, **extra)
 
     def _generate(self) -> tuple[str, str]:
         """One model step, appended to the history; returns (text, stop).

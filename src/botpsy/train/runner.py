@@ -251,24 +251,34 @@ def train_specialist(skill: str, start: str, out: Path, plan: dict[str, Any], lo
     return str(out)
 
 
-def _train(stage: str, cfg, start: Path, stage_dir: Path, base_dir: Path, resolve_source, log) -> None:
+def train_stage(stage: str, cfg, start: str | Path, stage_dir: Path, resolve_source, log=print) -> dict:
+    """Train one stage from `start` into `stage_dir`; returns its training summary.
+
+    SFT reads its base from `cfg.base`; the other stages start from `start`.
+    """
     if stage == "sft":
         from botpsy.train.sft import run_sft
 
-        run_sft(cfg, stage_dir, log=log)
-        _fold_sft(stage_dir, base_dir)
-    elif stage == "mopd":
+        return run_sft(cfg, stage_dir, log=log)
+    if stage == "mopd":
         from botpsy.train.mopd import run_mopd
 
-        run_mopd(cfg, str(start), stage_dir, resolve_source, log=log)
-    elif stage == "rl1":
+        return run_mopd(cfg, str(start), stage_dir, resolve_source, log=log)
+    if stage == "rl1":
         from botpsy.train.rl import run_rl1
 
-        run_rl1(cfg, str(start), stage_dir, log=log)
-    elif stage == "rl2":
+        return run_rl1(cfg, str(start), stage_dir, log=log)
+    if stage == "rl2":
         from botpsy.train.rl2 import run_rl2
 
-        run_rl2(cfg, str(start), stage_dir, log=log)
+        return run_rl2(cfg, str(start), stage_dir, log=log)
+    raise ValueError(f"unknown stage {stage!r}")
+
+
+def _train(stage: str, cfg, start: Path, stage_dir: Path, base_dir: Path, resolve_source, log) -> None:
+    train_stage(stage, cfg, start, stage_dir, resolve_source, log)
+    if stage == "sft":
+        _fold_sft(stage_dir, base_dir)
 
 
 def _fold_sft(stage_dir: Path, base_dir: Path) -> None:

@@ -21,14 +21,15 @@ import argparse
 import dataclasses
 import json
 import platform
-import resource
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-# What the smoke run cuts, per stage: field -> value (None: keep the preset's). Prompt/task counts only
-# need to cover `steps` batches; completion lengths bound a step's rollout time.
+from botpsy.bench.device import peak_rss_mb, reset_peak_rss
+
+# What the smoke run cuts, per stage: config field -> value. Prompt/task counts only need to cover
+# `steps` batches; completion lengths bound a step's rollout time.
 SMOKE_SIZES: dict[str, dict[str, Any]] = {
     "sft": {"conversations": 32},
     "mopd": {
@@ -67,7 +68,7 @@ def smoke_plan(steps: int, teacher: str, minutes: float, overrides: list[str] = 
     out = {}
     for stage in STAGES:
         cfg = plan["stages"][stage]["config"]
-        cut = {k: v for k, v in SMOKE_SIZES[stage].items() if k in {f.name for f in dataclasses.fields(cfg)}}
+        cut = dict(SMOKE_SIZES[stage])
         if stage == "sft":
             cut["conversations"] = max(cut["conversations"], steps * cfg.batch_size * cfg.grad_accum)
         cfg = dataclasses.replace(cfg, max_steps=steps, time_budget_min=minutes, **cut)
@@ -82,7 +83,11 @@ def smoke_plan(steps: int, teacher: str, minutes: float, overrides: list[str] = 
 
 
 class PeakMemory:
-    """Peak accelerator memory (torch's allocator) or, on a CPU, the process's peak RSS, per stage."""
+    """Peak accelerator memory (torch's allocator) or, on a CPU, the process's peak RSS, per stage.
+
+    On a CPU the peak is started over at each stage (`bench.device.reset_peak_rss`): the process's
+    lifetime peak would carry an earlier, larger stage into every later row.
+    """
 
     def __init__(self):
         import torch
@@ -95,13 +100,15 @@ class PeakMemory:
         if self.cuda:
             torch.cuda.empty_cache()
             torch.cuda.reset_peak_memory_stats()
+        else:
+            reset_peak_rss()
 
     def peak_gb(self) -> float:
         import torch
 
         if self.cuda:
             return round(torch.cuda.max_memory_allocated() / 1e9, 2)
-        return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9, 2)
+        return round(peak_rss_mb() * 2**20 / 1e9, 2)
 
 
 def machine() -> dict[str, Any]:
@@ -127,24 +134,6 @@ def machine() -> dict[str, Any]:
     return info
 
 
-def run_stage(stage: str, cfg, model: Path, out: Path, log=print) -> dict[str, Any]:
-    if stage == "sft":
-        from botpsy.train.sft import run_sft
-
-        return run_sft(dataclasses.replace(cfg, base=str(model)), out, log=log)
-    if stage == "mopd":
-        from botpsy.train.mopd import run_mopd
-
-        return run_mopd(cfg, str(model), out, lambda source, skill="": source, log=log)
-    if stage == "rl1":
-        from botpsy.train.rl import run_rl1
-
-        return run_rl1(cfg, str(model), out, log=log)
-    from botpsy.train.rl2 import run_rl2
-
-    return run_rl2(cfg, str(model), out, log=log)
-
-
 def run_smoke(
     model: Path,
     out: Path,
@@ -156,7 +145,10 @@ def run_smoke(
     log=print,
 ) -> dict[str, Any]:
     """Run each stage for `steps` steps (or `minutes`, whichever ends first) and time it."""
+    from botpsy.train.runner import train_stage
+
     plan = smoke_plan(steps, teacher or str(model), minutes, overrides)
+    header = report_header(model, steps, minutes)
     report: dict[str, Any] = {}
     peak = PeakMemory()
     rows = []
@@ -165,7 +157,9 @@ def run_smoke(
         peak.reset()
         t0 = time.perf_counter()
         try:
-            summary = run_stage(stage, cfg, model, out / stage, log)
+            if stage == "sft":
+                cfg = dataclasses.replace(cfg, base=str(model))
+            summary = train_stage(stage, cfg, model, out / stage, lambda source, skill="": source, log)
             error = None
         except Exception as e:  # the report says which stage failed and why; the next still runs
             summary, error = {}, f"{type(e).__name__}: {e}"
@@ -187,19 +181,16 @@ def run_smoke(
             }
         )
         log(f"{stage}: {rows[-1]}")
-        report = write_report(
-            model, out, steps, minutes, rows
-        )  # after each stage: a killed run keeps its rows
+        # after each stage: a killed run keeps the rows it finished
+        report = write_report({**header, "stages": rows}, out)
     return report
 
 
-def write_report(model: Path, out: Path, steps: int, minutes: float, rows: list[dict]) -> dict[str, Any]:
-    shape = (
-        json.loads((model / "botpsy_shape.json").read_text())
-        if (model / "botpsy_shape.json").exists()
-        else {}
-    )
-    report = {
+def report_header(model: Path, steps: int, minutes: float) -> dict[str, Any]:
+    """What the report says of the run as a whole: the model, the sizes, the machine, the command."""
+    info = model / "botpsy_shape.json"
+    shape = json.loads(info.read_text()) if info.exists() else {}
+    return {
         "model": str(model),
         "parameters": shape.get("parameters"),
         "shape": shape.get("shape_name"),
@@ -207,9 +198,11 @@ def write_report(model: Path, out: Path, steps: int, minutes: float, rows: list[
         "steps": steps,
         "minutes_per_stage": minutes,
         "machine": machine(),
-        "stages": rows,
         "command": " ".join(["python -m botpsy.train.scale_smoke", *sys.argv[1:]]),
     }
+
+
+def write_report(report: dict[str, Any], out: Path) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     (out / "scale-smoke.json").write_text(json.dumps(report, indent=2) + "\n")
     (out / "scale-smoke.md").write_text(markdown(report))
