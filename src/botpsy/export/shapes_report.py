@@ -129,7 +129,8 @@ def render_markdown(run) -> str:
             "system text with its tool definitions plus one request, tokenized by the Qwen3.5 "
             "vocabulary. Decode is greedy over a fixed number of tokens, stop tokens ignored. Peak RSS is the "
             "whole process (VmHWM), the Python interpreter and libraries (≈50 MB) included; weights are "
-            "memory-mapped, so they count once touched.",
+            "read into memory at load, not mapped (`botpsy.engine.llamacpp`: a mapped Q4_K file is counted "
+            "beside its repacked copy).",
             "",
             "| file | threads | load s | prompt tok (tools) | prefill tok/s | TTFT cold ms | TTFT warm ms | "
             "decode tok/s | peak RSS MB (× GGUF) | MB read/token | bandwidth GB/s | roofline tok/s | roofline |",
