@@ -91,3 +91,14 @@ def test_report_only_reports_the_finished_stages_and_names_the_rest(tmp_path):
     }
     text = (root / "recipe-micro.md").read_text()
     assert "Partial run: mopd, rl1, rl2 not run yet." in text and "| sft | SFT raises tool success |" in text
+
+
+def test_wall_time_table_sums_phases_per_stage_and_for_the_run():
+    from botpsy.train.report import wall_markdown
+
+    lines = wall_markdown({"base": {"prepare": 6.0, "eval": 54.0}, "sft": {"train": 1800.0, "eval": 120.0}})
+    text = "\n".join(lines)
+    assert "| stage | prepare | train | eval | total |" in text
+    assert "| base | 0.1 | – | 0.9 | 1.0 |" in text and "| sft | – | 30.0 | 2.0 | 32.0 |" in text
+    assert "Whole run: **33.0 minutes** (0.55 h)." in text
+    assert wall_markdown({}) == []

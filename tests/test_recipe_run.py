@@ -89,8 +89,20 @@ def test_recipe_runs_all_stages_resumes_and_reports(tiny_base, tmp_path):
     assert (root / "release" / "model-Q8_0.gguf").read_bytes()[:4] == b"GGUF"
     md = (root / "recipe-micro.md").read_text()
     assert "| rl2 |" in md and "world success" in md
+    # held-out figures came from llama.cpp on each chosen checkpoint's f16 GGUF
+    for stage in ("base", *STAGES):
+        figures = json.loads((root / stage / "eval.json").read_text())
+        assert figures["eval_engine"] == "llamacpp" and figures["eval_seconds"] > 0
+    assert (root / "base" / "eval-f16.gguf").read_bytes()[:4] == b"GGUF"
+    # wall time per stage and phase, and the whole run's, in the folder and the report
+    wall = json.loads((root / "timings.json").read_text())
+    assert set(wall) == {"base", *STAGES, "export"}
+    assert all(wall[s]["train"] > 0 and wall[s]["select"] > 0 and wall[s]["eval"] > 0 for s in STAGES)
+    assert report["wall_seconds_total"] == pytest.approx(sum(sum(w.values()) for w in wall.values()), abs=0.5)
+    assert "## Wall time" in md and "Whole run: **" in md
     # resume: everything is done, a second run only re-reads and re-reports
     mtime = (root / "rl1" / "hf" / "config.json").stat().st_mtime
     again = run_stages("micro", plan, root, log=lambda *_: None)
     assert again["stages"] == report["stages"]
     assert (root / "rl1" / "hf" / "config.json").stat().st_mtime == mtime
+    assert json.loads((root / "timings.json").read_text())["rl1"]["train"] == wall["rl1"]["train"]

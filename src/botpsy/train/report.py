@@ -62,7 +62,8 @@ def markdown(
         f"World tasks per stage: {n.get('n', '?')} (eval split). Instruction following: IFBench verifiers on "
         "constraint types held out of RL. Reasoning: arithmetic and multiple choice. Loop rate: "
         "`eval.metrics.reasoning_loop` over every IF and reasoning answer. "
-        f"Common: reasoning tokens per correct answer on the {common.get('items', 0)} reasoning items every stage solved.",
+        f"Common: reasoning tokens per correct answer on the {common.get('items', 0)} reasoning items every stage solved. "
+        f"Engine: {n.get('eval_engine', 'transformers')}, greedy (`train.heldout`).",
     ]
     trained = [r for r in rows if r.get("train")]
     if trained:
@@ -185,19 +186,54 @@ def plot(rows: list[dict[str, Any]], path: Path) -> bool:
     return True
 
 
+PHASES = ("prepare", "train", "select", "eval", "export")
+
+
+def wall_markdown(wall: dict[str, dict[str, float]]) -> list[str]:
+    """Minutes per stage and phase, and the whole run's, from the run folder's `timings.json`."""
+    if not wall:
+        return []
+    phases = [p for p in PHASES if any(p in w for w in wall.values())]
+    lines = [
+        "",
+        "## Wall time",
+        "",
+        "Minutes on this machine per stage and phase, added up across resumes (`timings.json`); a "
+        "stage's train time includes what it trains first (MOPD: its specialist teachers).",
+        "",
+        "| stage | " + " | ".join(phases) + " | total |",
+        "|" + "---|" * (len(phases) + 2),
+    ]
+    for stage, w in wall.items():
+        cells = [f"{w[p] / 60:.1f}" if p in w else "–" for p in phases]
+        lines.append(f"| {stage} | " + " | ".join(cells) + f" | {sum(w.values()) / 60:.1f} |")
+    total = sum(sum(w.values()) for w in wall.values())
+    lines += ["", f"Whole run: **{round(total / 60, 1)} minutes** ({round(total / 3600, 2)} h)."]
+    return lines
+
+
 def write_report(
-    rows: list[dict[str, Any]], folder: Path, preset: str, missing: list[str] | tuple[str, ...] = ()
+    rows: list[dict[str, Any]],
+    folder: Path,
+    preset: str,
+    missing: list[str] | tuple[str, ...] = (),
+    wall: dict[str, dict[str, float]] | None = None,
 ) -> dict[str, Any]:
     common = common_reasoning_tokens(rows)
+    wall = wall or {}
     report = {
         "preset": preset,
         "complete": not missing,
         "stages_not_run": list(missing),
+        "wall_seconds": wall,
+        "wall_seconds_total": round(sum(sum(w.values()) for w in wall.values()), 1),
         "stages": [{k: v for k, v in r.items() if k != "items"} for r in rows],
         "reasoning_tokens_per_correct_common": common,
         "stage_effects": stage_effects(rows),
     }
     (folder / f"recipe-{preset}.json").write_text(json.dumps(report, indent=2))
-    (folder / f"recipe-{preset}.md").write_text(markdown(rows, preset, common, missing))
+    (folder / f"recipe-{preset}.md").write_text(
+        markdown(rows, preset, common, missing) + "\n".join(wall_markdown(wall)) + ("\n" if wall else "")
+    )
     plot(rows, folder / f"recipe-{preset}.png")
     return report

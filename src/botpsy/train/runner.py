@@ -3,11 +3,15 @@
 See `botpsy.train.recipe` for the run layout and the resume rule (a stage with `done.json` is
 skipped; an unfinished one resumes from its last TRL checkpoint, and candidate scores already in
 `selection.json` are not recomputed).
+
+Wall time per stage and phase (prepare, train, select, eval, export) is added up in the run folder's
+`timings.json`, across resumes, so the report gives the whole run's duration even when it ran in parts.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +89,27 @@ def _previous_best(root: Path, stage: str, stages: tuple[str, ...]) -> Path | No
     return None
 
 
+TIMINGS = "timings.json"
+
+
+def timings(root: Path) -> dict[str, dict[str, float]]:
+    """Seconds spent per stage and phase in this run folder so far."""
+    path = root / TIMINGS
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _timed(root: Path, stage: str, phase: str, fn, *args):
+    """`fn(*args)`, its wall time added to `timings.json` under stage/phase (also when it fails)."""
+    t0 = time.perf_counter()
+    try:
+        return fn(*args)
+    finally:
+        spent = timings(root)
+        phases = spent.setdefault(stage, {})
+        phases[phase] = round(phases.get(phase, 0.0) + time.perf_counter() - t0, 1)
+        (root / TIMINGS).write_text(json.dumps(spent, indent=2))
+
+
 def _figures(folder: Path, spec: EvalSpec, world_tasks: int | None, log) -> dict[str, Any]:
     from botpsy.train.heldout import heldout_figures
 
@@ -102,9 +127,10 @@ def run_stages(preset: str, plan: dict[str, Any], root: Path, log=print) -> dict
 
     root.mkdir(parents=True, exist_ok=True)
     spec: EvalSpec = plan["eval"]
-    base_dir = materialize_base(plan["base"], root / "base")
+    base_dir = _timed(root, "base", "prepare", materialize_base, plan["base"], root / "base")
     log(f"[bold]base[/] {plan['base']} → {base_dir}")
-    rows = [{"stage": "base", "model": str(base_dir), **_figures(base_dir, spec, None, log)}]
+    base_figures = _timed(root, "base", "eval", _figures, base_dir, spec, None, log)
+    rows = [{"stage": "base", "model": str(base_dir), **base_figures}]
 
     def resolve_source(source: str, skill: str = "") -> str:
         if source.startswith("rl:"):
@@ -133,21 +159,29 @@ def run_stages(preset: str, plan: dict[str, Any], root: Path, log=print) -> dict
         else:
             start = Path(getattr(cfg, "student", "") or _previous_best(root, stage, STAGES) or base_dir)
             log(f"[bold]stage {stage}[/] from {start if stage != 'sft' else cfg.base} → {stage_dir}")
-            _train(stage, cfg, start, stage_dir, base_dir, resolve_source, log)
+            _timed(root, stage, "train", _train, stage, cfg, start, stage_dir, base_dir, resolve_source, log)
             merge_start = base_dir if stage == "sft" else start
-            best = select_best(stage, stage_dir, merge_start, spec, log)
+            best = _timed(root, stage, "select", select_best, stage, stage_dir, merge_start, spec, log)
             done.write_text(json.dumps({"best": str(best), "start": str(start)}, indent=2))
         best = Path(json.loads(done.read_text())["best"])
-        figures = _figures(best, spec, item["eval_tasks"], log)
+        figures = _timed(root, stage, "eval", _figures, best, spec, item["eval_tasks"], log)
         if best != stage_dir:  # a candidate won: its figures also go where the stage's figures live
             (stage_dir / "eval.json").write_text(json.dumps(figures, indent=2))
         rows.append(_stage_row(stage_dir, stage, best, figures))
         log(f"held-out figures of {stage}: {json.dumps({k: v for k, v in figures.items() if k != 'items'})}")
     if plan.get("export") and rows[-1]["stage"] != "base":
-        rows[-1]["export"] = export_final(
-            Path(rows[-1]["model"]), root / "release", preset, plan["export"], log
+        rows[-1]["export"] = _timed(
+            root,
+            "export",
+            "export",
+            export_final,
+            Path(rows[-1]["model"]),
+            root / "release",
+            preset,
+            plan["export"],
+            log,
         )
-    report = write_report(rows, root, preset)
+    report = write_report(rows, root, preset, wall=timings(root))
     copy_report(root, preset)
     return report
 
@@ -186,7 +220,7 @@ def report_stages(preset: str, plan: dict[str, Any], root: Path, log=print) -> d
         f"report of {', '.join(r['stage'] for r in rows)}"
         + (f"; not run yet: {', '.join(missing)}" if missing else "")
     )
-    report = write_report(rows, root, preset, missing=missing)
+    report = write_report(rows, root, preset, missing=missing, wall=timings(root))
     copy_report(root, preset)
     return report
 
