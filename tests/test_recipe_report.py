@@ -102,3 +102,60 @@ def test_wall_time_table_sums_phases_per_stage_and_for_the_run():
     assert "| base | 0.1 | – | 0.9 | 1.0 |" in text and "| sft | – | 30.0 | 2.0 | 32.0 |" in text
     assert "Whole run: **33.0 minutes** (0.55 h)." in text
     assert wall_markdown({}) == []
+
+
+def test_mopd_teachers_are_reported_beside_their_student_and_explain_the_verdict(tmp_path):
+    root = tmp_path / "micro"
+    for stage, row, steps in (
+        ("sft", _row("sft", 0.33, 0.33, 0.33, 0.0, 0.08, None, n=24, items=(12, 12)), 27),
+        ("mopd", _row("mopd", 0.29, 0.33, 0.25, 0.0, 0.04, None, n=24, items=(12, 12)), 5),
+    ):
+        (root / stage).mkdir(parents=True)
+        (root / stage / "eval.json").write_text(json.dumps(row))
+        (root / stage / "done.json").write_text(json.dumps({"best": str(root / stage)}))
+        (root / stage / "train_summary.json").write_text(json.dumps({"steps": steps}))
+    (root / "base").mkdir()
+    (root / "base" / "eval.json").write_text(json.dumps(_row("base", 0.0, 0.25, 0.0, 0.0, 0.1, None)))
+    teachers = root / "teachers"
+    for skill, if_acc in (("instruction_following", 0.083), ("reasoning", 0.0)):
+        (teachers / skill).mkdir(parents=True)
+        (teachers / skill / "done.json").write_text("{}")
+        figures = _row(skill, 0.0, 0.25, if_acc, 0.0, 0.2, None, n=24, items=(12, 12))
+        (teachers / skill / "eval.json").write_text(json.dumps(figures))
+    (teachers / "tool_use").mkdir()  # trained, never measured: --report-only measures nothing
+    (teachers / "tool_use" / "done.json").write_text("{}")
+
+    run_recipe("micro", "sft,mopd", str(tmp_path), False, [], log=lambda s: None, report_only=True)
+    report = json.loads((root / "recipe-micro.json").read_text())
+    mopd = report["stages"][2]
+    assert sorted(mopd["teachers"]) == ["instruction_following", "reasoning"]
+    assert "items" not in mopd["teachers"]["reasoning"]
+    effects = {e["metric"]: e for e in report["stage_effects"] if e["stage"] == "mopd"}
+    assert (
+        effects["instruction_following_accuracy"]["context"] == "5 steps; instruction_following teacher 0.083"
+    )
+    assert effects["reasoning_accuracy"]["context"] == "5 steps; reasoning teacher 0.000"
+    text = (root / "recipe-micro.md").read_text()
+    assert "## MOPD's specialist teachers" in text
+    assert "| student (sft) | 0.330 | 0.330 | 0.330 |" in text
+    assert "| teacher: instruction_following | 0.000 | 0.250 | 0.083 |" in text
+    assert "| after MOPD | 0.290 |" in text
+
+
+def test_teacher_figures_measure_each_trained_teacher_once(tmp_path):
+    from botpsy.train.runner import teacher_figures
+
+    for skill in ("reasoning", "tool_use"):
+        (tmp_path / "teachers" / skill).mkdir(parents=True)
+        (tmp_path / "teachers" / skill / "done.json").write_text("{}")
+    (tmp_path / "teachers" / "half_trained").mkdir()  # interrupted: no done.json, not measured
+    seen = []
+
+    def evaluate(folder):
+        seen.append(folder.name)
+        return {"success": 0.5, "items": [1, 2]}
+
+    got = teacher_figures(tmp_path, evaluate)
+    assert seen == ["reasoning", "tool_use"]
+    assert got == {"reasoning": {"success": 0.5}, "tool_use": {"success": 0.5}}
+    assert teacher_figures(tmp_path / "elsewhere", evaluate) == {}

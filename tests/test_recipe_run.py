@@ -79,6 +79,10 @@ def test_recipe_runs_all_stages_resumes_and_reports(tiny_base, tmp_path):
     reasoning = json.loads((root / "teachers" / "reasoning" / "train_summary.json").read_text())
     assert set(reasoning["prompts"]) <= {"arithmetic", "mcq", "code"} and reasoning["steps"] == 1
     assert not (root / "teachers" / "instruction_following").exists()  # "base" needs no training
+    # the teachers the run trained were measured on the held-out items, beside the student they taught
+    mopd_row = next(s for s in report["stages"] if s["stage"] == "mopd")
+    assert sorted(mopd_row["teachers"]) == ["reasoning", "tool_use"]
+    assert all(t["eval_engine"] == "llamacpp" and "success" in t for t in mopd_row["teachers"].values())
     # each stage started from the previous stage's choice
     assert (
         json.loads((root / "mopd" / "done.json").read_text())["start"]
@@ -100,6 +104,7 @@ def test_recipe_runs_all_stages_resumes_and_reports(tiny_base, tmp_path):
     assert all(wall[s]["train"] > 0 and wall[s]["select"] > 0 and wall[s]["eval"] > 0 for s in STAGES)
     assert report["wall_seconds_total"] == pytest.approx(sum(sum(w.values()) for w in wall.values()), abs=0.5)
     assert "## Wall time" in md and "Whole run: **" in md
+    assert wall["mopd"]["teacher eval"] > 0 and "## MOPD's specialist teachers" in md
     # resume: everything is done, a second run only re-reads and re-reports
     mtime = (root / "rl1" / "hf" / "config.json").stat().st_mtime
     again = run_stages("micro", plan, root, log=lambda *_: None)

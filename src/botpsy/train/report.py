@@ -84,8 +84,35 @@ def markdown(
                 f"| {r['stage']} | {t.get('steps', '–')} | {_cell(round(minutes / 60, 1)) if minutes else '–'} | "
                 f"{_cell(t.get('tokens_per_second'))} | {loss} |"
             )
+    lines += teachers_markdown(rows)
     lines += effects_markdown(stage_effects(rows))
     return "\n".join(lines) + "\n"
+
+
+def teachers_markdown(rows: list[dict[str, Any]]) -> list[str]:
+    """MOPD's specialist teachers beside the student they taught (the stage before MOPD)."""
+    order = [r["stage"] for r in rows]
+    if "mopd" not in order or not rows[order.index("mopd")].get("teachers"):
+        return []
+    mopd = rows[order.index("mopd")]
+    student = rows[order.index("mopd") - 1]
+    keys = COLUMNS[:6]
+    lines = [
+        "",
+        "## MOPD's specialist teachers",
+        "",
+        "Each prompt is routed to one teacher by its skill; a teacher can only pass on what it does "
+        f"better than the student ({student['stage']}, the stage before MOPD). Same held-out items.",
+        "",
+        "| model | " + " | ".join(c for c, _ in keys) + " |",
+        "|" + "---|" * (len(keys) + 1),
+    ]
+    named = [(f"student ({student['stage']})", student)]
+    named += [(f"teacher: {skill}", figures) for skill, figures in mopd["teachers"].items()]
+    named.append(("after MOPD", mopd))
+    for name, r in named:
+        lines.append(f"| {name} | " + " | ".join(_cell(r.get(k)) for _, k in keys) + " |")
+    return lines
 
 
 # BotPsy's published pattern: what each stage should move, against the stage before it.
@@ -123,6 +150,7 @@ def stage_effects(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         before, after = rows[order.index(stage) - 1], rows[order.index(stage)]
         a, b = before.get(key), after.get(key)
         row: dict[str, Any] = {"stage": stage, "claim": claim, "metric": key, "before": a, "after": b}
+        row["context"] = _context(after, key)
         if a is None or b is None:
             out.append({**row, "verdict": "not measurable (no value on one side)"})
             continue
@@ -140,6 +168,22 @@ def stage_effects(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+# The teacher MOPD routes each measured skill to.
+ROUTED = {"instruction_following_accuracy": "instruction_following", "reasoning_accuracy": "reasoning"}
+
+
+def _context(after: dict[str, Any], key: str) -> str:
+    """What the stage had to work with: its optimizer steps and, for MOPD, the routed teacher's own score."""
+    parts = []
+    steps = after.get("train", {}).get("steps")
+    if steps is not None:
+        parts.append(f"{steps} steps")
+    teacher = after.get("teachers", {}).get(ROUTED.get(key, ""))
+    if teacher is not None and teacher.get(key) is not None:
+        parts.append(f"{ROUTED[key]} teacher {_cell(teacher[key])}")
+    return "; ".join(parts)
+
+
 def effects_markdown(effects: list[dict[str, Any]]) -> list[str]:
     if not effects:
         return []
@@ -147,13 +191,13 @@ def effects_markdown(effects: list[dict[str, Any]]) -> list[str]:
         "",
         "## What each stage did, against the published pattern",
         "",
-        "| stage | published | before → after | change | 2 SE | verdict |",
-        "|---|---|---|---|---|---|",
+        "| stage | published | before → after | change | 2 SE | verdict | trained with |",
+        "|---|---|---|---|---|---|---|",
     ]
     for e in effects:
         lines.append(
             f"| {e['stage']} | {e['claim']} | {_cell(e['before'])} → {_cell(e['after'])} | "
-            f"{_cell(e.get('delta'))} | {_cell(e.get('two_se'))} | {e['verdict']} |"
+            f"{_cell(e.get('delta'))} | {_cell(e.get('two_se'))} | {e['verdict']} | {e.get('context') or '–'} |"
         )
     return lines
 
@@ -186,7 +230,7 @@ def plot(rows: list[dict[str, Any]], path: Path) -> bool:
     return True
 
 
-PHASES = ("prepare", "train", "select", "eval", "export")
+PHASES = ("prepare", "train", "select", "eval", "teacher eval", "export")
 
 
 def wall_markdown(wall: dict[str, dict[str, float]]) -> list[str]:

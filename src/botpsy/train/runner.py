@@ -4,12 +4,13 @@ See `botpsy.train.recipe` for the run layout and the resume rule (a stage with `
 skipped; an unfinished one resumes from its last TRL checkpoint, and candidate scores already in
 `selection.json` are not recomputed).
 
-Wall time per stage and phase (prepare, train, select, eval, export) is added up in the run folder's
+Wall time per stage and phase (prepare, train, select, eval, export; MOPD also its teachers' eval) is added up in the run folder's
 `timings.json`, across resumes, so the report gives the whole run's duration even when it ran in parts.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from pathlib import Path
@@ -121,6 +122,31 @@ def _figures(folder: Path, spec: EvalSpec, world_tasks: int | None, log) -> dict
     return figures
 
 
+def teacher_figures(root: Path, evaluate=None) -> dict[str, dict[str, Any]]:
+    """Held-out figures of the specialist teachers this run trained (`ROOT/teachers/SKILL`), by skill.
+
+    With `evaluate` (the stage evaluation) a teacher not yet measured is measured and cached in its
+    folder's `eval.json`; without it only cached figures are read (`--report-only`). Teachers named
+    as outside checkpoints (the scale preset's 4B models) are not evaluated here: the run did not
+    make them. The report sets each teacher against the student it teaches, since a teacher no
+    better than its student has nothing to pass on.
+    """
+    folder = root / "teachers"
+    out: dict[str, dict[str, Any]] = {}
+    for skill_dir in sorted(folder.iterdir()) if folder.is_dir() else ():
+        if not (skill_dir / "done.json").exists():
+            continue
+        cached = skill_dir / "eval.json"
+        if evaluate is not None:
+            figures = evaluate(skill_dir)
+        elif cached.exists():
+            figures = json.loads(cached.read_text())
+        else:
+            continue
+        out[skill_dir.name] = {k: v for k, v in figures.items() if k != "items"}
+    return out
+
+
 def run_stages(preset: str, plan: dict[str, Any], root: Path, log=print) -> dict[str, Any]:
     from botpsy.train.recipe import STAGES, copy_report
     from botpsy.train.report import write_report
@@ -169,6 +195,9 @@ def run_stages(preset: str, plan: dict[str, Any], root: Path, log=print) -> dict
             (stage_dir / "eval.json").write_text(json.dumps(figures, indent=2))
         rows.append(_stage_row(stage_dir, stage, best, figures))
         log(f"held-out figures of {stage}: {json.dumps({k: v for k, v in figures.items() if k != 'items'})}")
+        if stage == "mopd":
+            evaluate = functools.partial(_figures, spec=spec, world_tasks=item["eval_tasks"], log=log)
+            rows[-1]["teachers"] = _timed(root, "mopd", "teacher eval", teacher_figures, root, evaluate)
     if plan.get("export") and rows[-1]["stage"] != "base":
         rows[-1]["export"] = _timed(
             root,
@@ -216,6 +245,8 @@ def report_stages(preset: str, plan: dict[str, Any], root: Path, log=print) -> d
             continue
         best = json.loads(done.read_text())["best"]
         rows.append(_stage_row(root / stage, stage, best, json.loads(figures.read_text())))
+        if stage == "mopd":
+            rows[-1]["teachers"] = teacher_figures(root)
     log(
         f"report of {', '.join(r['stage'] for r in rows)}"
         + (f"; not run yet: {', '.join(missing)}" if missing else "")
