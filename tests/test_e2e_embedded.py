@@ -94,6 +94,11 @@ def test_bench_json_on_the_embedded_model(tmp_path, capsys):
     assert len(r["cache_hit_turns"]) == 8 and r["cache_hit_turns"][0] == 0.0
     assert min(r["cache_hit_turns"][1:]) > 0.9  # later turns prefill only their new tokens
     assert r["peak_rss_mb"] > r["rss_before_load_mb"] > 0
+    # the agent's overhead is against llama.cpp's loop replaying the same steps, and says so
+    assert r["agent_overhead"] == pytest.approx(
+        1 - r["agent_decode_tok_s"] / r["replay_decode_tok_s"], abs=0.02
+    )
+    assert f"{r['replay_decode_tok_s']} tok/s in llama.cpp's own loop" in (out / "bench.md").read_text()
     assert {p.name for p in out.iterdir()} == {"bench.json", "bench.md", "bench.png"}
 
 
