@@ -23,7 +23,7 @@ def server():
         [CALL, "ok\n</think>\n\nHello there.", "thinking hard\n</think>\n\nStreamed answer."]
     )
     srv = make_server(engine, "127.0.0.1", 0)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     yield f"http://127.0.0.1:{srv.server_port}", engine
     srv.shutdown()
     srv.server_close()

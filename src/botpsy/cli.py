@@ -341,7 +341,7 @@ def cmd_serve(a) -> int:
     from botpsy.serve import make_server
 
     engine = _engine(a.model, n_ctx=a.n_ctx, threads=a.threads)
-    server = make_server(engine, a.host, a.port)
+    server = make_server(engine, a.host, a.port, api_key=a.api_key, allowed_hosts=a.allow_host)
     console.print(f"serving {engine.name} at http://{a.host}:{server.server_port}/v1 (Ctrl-C to stop)")
     try:
         server.serve_forever()
@@ -492,6 +492,13 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--port", type=int, default=8080)
     sp.add_argument("--n-ctx", type=int, default=8192)
     sp.add_argument("--threads", type=int)
+    sp.add_argument("--api-key", help="require 'Authorization: Bearer KEY' (default: $BOTPSY_API_KEY)")
+    sp.add_argument(
+        "--allow-host",
+        action="append",
+        metavar="NAME",
+        help="also accept this Host/Origin; repeat; '*' = any (default: $BOTPSY_ALLOWED_HOSTS)",
+    )
     sp.set_defaults(fn=cmd_serve)
 
     sp = sub.add_parser("bench", help="device benchmark: latency, throughput, memory, roofline")

@@ -7,57 +7,95 @@ them; llama.cpp's prefix cache then reuses whatever the previous request shared 
 
 Endpoints: `GET /v1/models`, `GET /health`, `POST /v1/chat/completions` with `messages`, optional
 `tools`, `max_tokens`, `temperature`, `stream`. Tool calls come back in OpenAI's shape
-(`choices[0].message.tool_calls`, `finish_reason: "tool_calls"`). A malformed request gets a 400
-with a JSON error naming what was wrong; the server keeps serving.
+(`choices[0].message.tool_calls`, `finish_reason: "tool_calls"`).
+
+Under abuse (`ServeConfig` holds the knobs):
+* a body over `max_body_bytes` is a 413, refused from its Content-Length before a byte of it is
+  read, so a 64 MB POST cannot hold the engine lock or the memory;
+* reading a request (request line, headers, body) has one deadline, `read_timeout_s`, enforced by
+  a timer that shuts the socket: a per-recv timeout alone lets a client that sends a byte every
+  few seconds hold a thread forever;
+* every malformed input is a 400 naming the field (`botpsy.serve_request`), checked, rendered and
+  tokenized before any header goes out, so a stream that cannot be served is a 400 and not an
+  HTTP 200 carrying the error; only a failure during generation still arrives inside the stream;
+* with an API key (`api_key`, or the `BOTPSY_API_KEY` environment variable) every /v1 route needs
+  `Authorization: Bearer KEY` (401 without it); /health stays open for probes;
+* DNS rebinding: a page on evil.example that rebinds its name to 127.0.0.1 still sends
+  `Host: evil.example`, so the Host must be a loopback name, the bound host, an IP literal (an IP
+  cannot be rebound), or listed in `allowed_hosts` (`BOTPSY_ALLOWED_HOSTS`, comma-separated; `*`
+  turns the check off). A browser's `Origin`, when sent, must name a loopback or allowed host: a
+  page served from any other origin cannot make this server generate. Both refusals are 403.
 """
 
 from __future__ import annotations
 
+import hmac
+import ipaddress
 import json
+import os
+import socket
 import threading
 import time
 import uuid
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlsplit
 
 from botpsy.engine.base import EngineError
-from botpsy.protocol.messages import Message
+from botpsy.serve_request import BadRequest, ChatRequest, parse_body
+
+__all__ = ["BadRequest", "ChatService", "ServeConfig", "make_handler", "make_server"]
+
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 
 
-class BadRequest(Exception):
-    pass
+@dataclass(frozen=True)
+class ServeConfig:
+    max_body_bytes: int = field(default=1 << 20, metadata={"help": "largest request body; beyond it 413"})
+    read_timeout_s: float = field(
+        default=10.0,
+        metadata={"help": "time to receive one whole request (line, headers, body); then the socket closes"},
+    )
+    api_key: str | None = field(
+        default=None, metadata={"help": "require 'Authorization: Bearer KEY' on /v1 routes"}
+    )
+    allowed_hosts: tuple[str, ...] = field(
+        default=(),
+        metadata={
+            "help": "extra Host/Origin names to accept (loopback and the bound host always are); '*' = any"
+        },
+    )
+
+    @classmethod
+    def from_env(
+        cls, api_key: str | None = None, allowed_hosts: list[str] | tuple[str, ...] | None = None, **kw
+    ):
+        """Arguments win over the environment (`BOTPSY_API_KEY`, `BOTPSY_ALLOWED_HOSTS`)."""
+        key = api_key if api_key is not None else os.environ.get("BOTPSY_API_KEY") or None
+        if allowed_hosts is None:
+            allowed_hosts = [h for h in os.environ.get("BOTPSY_ALLOWED_HOSTS", "").split(",") if h.strip()]
+        return cls(api_key=key, allowed_hosts=tuple(h.strip().lower() for h in allowed_hosts), **kw)
 
 
-def _messages(body: dict[str, Any]) -> list[Message]:
-    raw = body.get("messages")
-    if not isinstance(raw, list) or not raw:
-        raise BadRequest("'messages' must be a non-empty list")
-    out = []
-    for i, m in enumerate(raw):
-        if not isinstance(m, dict) or m.get("role") not in ("system", "user", "assistant", "tool"):
-            raise BadRequest(f"messages[{i}] needs a role of system, user, assistant or tool")
-        content = m.get("content") or ""
-        if isinstance(content, list):  # OpenAI content parts: keep the text ones
-            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-        if not isinstance(content, str):
-            raise BadRequest(f"messages[{i}].content must be text")
-        try:
-            msg = Message.from_dict({**m, "content": content})
-        except (KeyError, TypeError, json.JSONDecodeError) as e:
-            raise BadRequest(f"messages[{i}] has malformed tool_calls: {e}") from None
-        out.append(msg)
-    return out
+class _ClientGone(Exception):
+    """The client stopped reading a stream; generation is abandoned to free the engine."""
 
 
-def _tools(body: dict[str, Any]) -> list[dict[str, Any]]:
-    tools = body.get("tools") or []
-    if not isinstance(tools, list):
-        raise BadRequest("'tools' must be a list")
-    for i, t in enumerate(tools):
-        fn = t.get("function") if isinstance(t, dict) else None
-        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
-            raise BadRequest(f"tools[{i}] must be {{'type': 'function', 'function': {{'name': …}}}}")
-    return tools
+def _host_name(value: str) -> str:
+    """'Example.com:8080' → 'example.com'; '[::1]:8080' → '::1'."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1 : value.find("]")] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def _is_ip(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+        return True
+    except ValueError:
+        return False
 
 
 class ChatService:
@@ -66,24 +104,42 @@ class ChatService:
         self.model_name = model_name or engine.name
         self.lock = threading.Lock()
 
-    def complete(self, body: dict[str, Any], on_text=None) -> dict[str, Any]:
-        msgs = _messages(body)
-        tools = _tools(body)
-        try:
-            max_tokens = int(body.get("max_tokens") or body.get("max_completion_tokens") or 512)
-            temperature = float(body.get("temperature") or 0.0)
-        except (TypeError, ValueError):
-            raise BadRequest("max_tokens must be an integer and temperature a number") from None
-        if max_tokens <= 0:
-            raise BadRequest("max_tokens must be positive")
+    def prepare(self, body: bytes | dict[str, Any]) -> tuple[ChatRequest, list[int]]:
+        """Check, render and tokenize; every problem with the request is a BadRequest."""
+        req = (
+            parse_body(body)
+            if isinstance(body, (bytes, bytearray))
+            else parse_body(json.dumps(body).encode())
+        )
         fmt = self.engine.chat_format
-        thinking = getattr(self.engine, "thinking", True)
-        prompt = fmt.render(msgs, tools or None, add_generation_prompt=True, thinking=thinking)
+        try:
+            prompt = fmt.render(
+                req.messages, req.tools or None, add_generation_prompt=True, thinking=self._thinking()
+            )
+        except (ValueError, TypeError, KeyError, RecursionError) as e:
+            raise BadRequest(f"these messages cannot be rendered: {e}") from None
         with self.lock:
             ids = self.engine.tokenize(prompt)
-            gen = self.engine.generate(ids, max_tokens, temperature, on_text=on_text)
-        schemas = {t["function"]["name"]: t["function"].get("parameters", {}) for t in tools}
-        parsed = fmt.parse(gen.text, schemas if tools else None, thinking=thinking)
+        n_ctx = getattr(self.engine, "n_ctx", None)
+        if isinstance(n_ctx, int) and len(ids) > n_ctx - 8:
+            raise BadRequest(
+                f"the conversation ({len(ids)} tokens) does not fit the context window ({n_ctx}); "
+                "shorten it or restart the server with a larger --n-ctx"
+            )
+        return req, ids
+
+    def _thinking(self) -> bool:
+        return getattr(self.engine, "thinking", True)
+
+    def complete(self, body: bytes | dict[str, Any], on_text=None) -> dict[str, Any]:
+        return self.generate(*self.prepare(body), on_text=on_text)
+
+    def generate(self, req: ChatRequest, ids: list[int], on_text=None) -> dict[str, Any]:
+        fmt = self.engine.chat_format
+        with self.lock:
+            gen = self.engine.generate(ids, req.max_tokens, req.temperature, on_text=on_text)
+        schemas = {t["function"]["name"]: t["function"].get("parameters", {}) for t in req.tools}
+        parsed = fmt.parse(gen.text, schemas if req.tools else None, thinking=self._thinking())
         message: dict[str, Any] = {"role": "assistant", "content": parsed.content}
         if parsed.reasoning:
             message["reasoning_content"] = parsed.reasoning
@@ -115,68 +171,203 @@ class ChatService:
         }
 
 
-def make_handler(service: ChatService):
+ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error"}
+
+
+def make_handler(service: ChatService, config: ServeConfig | None = None, bound_host: str = "127.0.0.1"):
+    cfg = config or ServeConfig()
+    hosts = {*LOOPBACK_NAMES, _host_name(bound_host), *(_host_name(h) for h in cfg.allowed_hosts)}
+    hosts -= {"", "0.0.0.0", "::"}  # a wildcard bind names no host a client would send
+    any_host = "*" in cfg.allowed_hosts
+
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        timeout = cfg.read_timeout_s  # per socket operation; the deadline below bounds the total
 
         def log_message(self, fmt, *args):  # quiet by default
             pass
 
-        def _json(self, code: int, obj: dict[str, Any]) -> None:
+        # ---- the read deadline -------------------------------------------------------------
+        def handle_one_request(self):
+            self._reading = True
+            self._phase_lock = threading.Lock()
+            timer = threading.Timer(cfg.read_timeout_s, self._expire)
+            timer.daemon = True
+            timer.start()
+            try:
+                super().handle_one_request()
+            except (TimeoutError, ConnectionError, OSError):
+                self.close_connection = True  # the client stalled or left; nothing to answer
+            finally:
+                timer.cancel()
+
+        def _expire(self) -> None:
+            with self._phase_lock:
+                if self._reading:
+                    self.close_connection = True
+                    try:
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+
+        def _done_reading(self) -> bool:
+            """End the read phase; False when the deadline already closed the socket."""
+            with self._phase_lock:
+                was = self._reading
+                self._reading = False
+                return was
+
+        # ---- answers -----------------------------------------------------------------------
+        def _json(self, code: int, obj: dict[str, Any], headers: dict[str, str] | None = None) -> None:
             data = json.dumps(obj).encode()
             self.send_response(code)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            if self.close_connection:
+                self.send_header("Connection", "close")
             self.end_headers()
             self.wfile.write(data)
 
-        def _error(self, code: int, message: str) -> None:
-            self._json(
-                code,
-                {
-                    "error": {
-                        "message": message,
-                        "type": "invalid_request_error" if code == 400 else "server_error",
-                    }
-                },
-            )
+        def _error(self, code: int, message: str, headers: dict[str, str] | None = None) -> None:
+            kind = ERROR_TYPES.get(code, "server_error" if code >= 500 else "invalid_request_error")
+            self._json(code, {"error": {"message": message, "type": kind}}, headers)
 
+        def send_error(self, code, message=None, explain=None):
+            """http.server's own refusals (bad request line, huge headers, unknown method) as JSON."""
+            self.close_connection = True
+            if code == 501:  # an unknown method is the client's mistake, not a server failure
+                code, message = 405, f"{self.command[:20]} is not supported; use GET or POST"
+            try:
+                self._error(code, message or self.responses.get(code, ("error",))[0])
+            except OSError:
+                pass
+
+        # ---- guards ------------------------------------------------------------------------
+        def _refused(self) -> bool:
+            """Answer and return True when Host, Origin or the API key rule this request out."""
+            if not any_host:
+                host = _host_name(self.headers.get("Host") or "")
+                if host not in hosts and not _is_ip(host):
+                    self._error(
+                        403,
+                        f"Host {host!r} is not accepted (DNS rebinding guard); start the server "
+                        "with --allow-host NAME or BOTPSY_ALLOWED_HOSTS=NAME to accept it",
+                    )
+                    return True
+                origin = self.headers.get("Origin")
+                if origin is not None and (urlsplit(origin).hostname or "") not in hosts:
+                    self._error(
+                        403, f"Origin {origin[:200]!r} is not accepted; allow its host with --allow-host"
+                    )
+                    return True
+            if cfg.api_key and self.path.startswith("/v1"):
+                auth = self.headers.get("Authorization") or ""
+                given = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
+                if not hmac.compare_digest(given.encode(), cfg.api_key.encode()):
+                    self._error(
+                        401,
+                        "missing or wrong API key: send 'Authorization: Bearer KEY'",
+                        {"WWW-Authenticate": "Bearer"},
+                    )
+                    return True
+            return False
+
+        def _body_length(self) -> int | None:
+            """The declared body length, or None after answering why it cannot be read."""
+            if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+                self.close_connection = True
+                self._error(411, "chunked bodies are not accepted; send a Content-Length")
+                return None
+            raw = self.headers.get("Content-Length")
+            try:
+                length = int(raw) if raw is not None else 0
+            except ValueError:
+                length = -1
+            if length < 0:
+                self.close_connection = True
+                self._error(400, f"Content-Length must be a non-negative integer, got {raw!r}"[:300])
+                return None
+            if length > cfg.max_body_bytes:
+                self.close_connection = True  # the unread body must not be parsed as the next request
+                self._error(
+                    413, f"the request body ({length} bytes) is over the limit of {cfg.max_body_bytes}"
+                )
+                return None
+            return length
+
+        def handle_expect_100(self):
+            if self._refused() or self._body_length() is None:
+                return False
+            return super().handle_expect_100()
+
+        # ---- routes ------------------------------------------------------------------------
         def do_GET(self):
-            if self.path.rstrip("/") in ("/health", ""):
+            self._done_reading()
+            if self._refused():
+                return
+            route = self.path.split("?", 1)[0].rstrip("/")
+            if route in ("/health", ""):
                 return self._json(200, {"status": "ok"})
-            if self.path.rstrip("/") == "/v1/models":
+            if route == "/v1/models":
                 return self._json(
                     200, {"object": "list", "data": [{"id": service.model_name, "object": "model"}]}
                 )
-            self._error(404, f"no route {self.path}")
+            self._error(404, f"no route {self.path[:200]}")
 
         def do_POST(self):
-            if self.path.rstrip("/") != "/v1/chat/completions":
-                return self._error(404, f"no route {self.path}")
+            if self._refused():
+                self.close_connection = True  # its body, if any, was not read
+                return
+            length = self._body_length()
+            if length is None:
+                return
+            data = self.rfile.read(length)
+            if not self._done_reading() or len(data) < length:
+                self.close_connection = True  # the deadline closed the socket, or the client left
+                return
+            if self.path.split("?", 1)[0].rstrip("/") != "/v1/chat/completions":
+                return self._error(404, f"no route {self.path[:200]}")
             try:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"null")
-                if not isinstance(body, dict):
-                    raise BadRequest("the request body must be a JSON object")
-                if body.get("stream"):
-                    return self._stream(body)
-                self._json(200, service.complete(body))
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                self._error(400, "the request body is not valid JSON")
+                req, ids = service.prepare(data)
+                if req.stream:
+                    return self._stream(req, ids)
+                self._json(200, service.generate(req, ids))
             except BadRequest as e:
                 self._error(400, str(e))
             except EngineError as e:
-                self._error(400, str(e))
+                self._error(503, f"the model could not answer: {e}")
+            except (_ClientGone, ConnectionError, TimeoutError):
+                self.close_connection = True
             except Exception as e:  # keep serving whatever happens to one request
                 self._error(500, f"{type(e).__name__}: {e}")
 
-        def _stream(self, body: dict[str, Any]) -> None:
+        def do_PUT(self):
+            self._method_not_allowed()
+
+        do_DELETE = do_PATCH = do_OPTIONS = do_PUT
+
+        def _method_not_allowed(self):
+            self._done_reading()
+            self.close_connection = True
+            self._error(405, f"{self.command} is not supported; use GET or POST", {"Allow": "GET, POST"})
+
+        def _stream(self, req: ChatRequest, ids: list[int]) -> None:
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Cache-Control", "no-cache")
             self.send_header("Connection", "close")
             self.end_headers()
+            self.close_connection = True
             cid = f"chatcmpl-{uuid.uuid4().hex[:16]}"
+
+            def write(data: bytes) -> None:
+                try:
+                    self.wfile.write(data)
+                    self.wfile.flush()
+                except OSError as e:  # a client that left or stopped reading: stop generating for it
+                    raise _ClientGone() from e
 
             def send(delta: dict[str, Any], finish: str | None = None) -> None:
                 chunk = {
@@ -186,8 +377,7 @@ def make_handler(service: ChatService):
                     "model": service.model_name,
                     "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
                 }
-                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-                self.wfile.flush()
+                write(f"data: {json.dumps(chunk)}\n\n".encode())
 
             send({"role": "assistant"})
             # Reasoning streams token by token; the answer and any tool calls follow in one final
@@ -203,23 +393,39 @@ def make_handler(service: ChatService):
                     seen["reasoning_sent"] = safe
 
             try:
-                result = service.complete(body, on_text=on_text)
-            except (BadRequest, EngineError) as e:
-                self.wfile.write(f"data: {json.dumps({'error': {'message': str(e)}})}\n\n".encode())
-                self.wfile.write(b"data: [DONE]\n\n")
-                self.close_connection = True
+                result = service.generate(req, ids, on_text=on_text)
+            except _ClientGone:
+                return
+            except Exception as e:  # headers are out: the error can only travel in the stream
+                kind = "server_error" if not isinstance(e, EngineError) else "engine_error"
+                write(f"data: {json.dumps({'error': {'message': str(e), 'type': kind}})}\n\n".encode())
+                write(b"data: [DONE]\n\n")
                 return
             msg = result["choices"][0]["message"]
             final: dict[str, Any] = {"content": msg.get("content", "")}
             if "tool_calls" in msg:
                 final["tool_calls"] = [{**c, "index": i} for i, c in enumerate(msg["tool_calls"])]
             send(final, result["choices"][0]["finish_reason"])
-            self.wfile.write(b"data: [DONE]\n\n")
-            self.wfile.flush()
-            self.close_connection = True
+            write(b"data: [DONE]\n\n")
 
     return Handler
 
 
-def make_server(engine, host: str = "127.0.0.1", port: int = 8080) -> ThreadingHTTPServer:
-    return ThreadingHTTPServer((host, port), make_handler(ChatService(engine)))
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True  # a stuck connection must not keep the process alive at Ctrl-C
+
+    def handle_error(self, request, client_address):  # one bad connection is not worth a traceback
+        pass
+
+
+def make_server(
+    engine,
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    config: ServeConfig | None = None,
+    api_key: str | None = None,
+    allowed_hosts: list[str] | None = None,
+) -> ThreadingHTTPServer:
+    """A server for `engine`; `api_key` and `allowed_hosts` override the environment's."""
+    cfg = config or ServeConfig.from_env(api_key=api_key, allowed_hosts=allowed_hosts)
+    return _Server((host, port), make_handler(ChatService(engine), cfg, bound_host=host))
