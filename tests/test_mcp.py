@@ -114,3 +114,31 @@ def test_a_server_that_cannot_start_is_a_clear_error():
         McpConnection([sys.executable, "-c", "import sys; sys.exit(3)"], timeout=20)
     with pytest.raises(McpStartError, match="No such file"):
         McpConnection(["/nonexistent/mcp-server"], timeout=20)
+
+
+@pytest.mark.parametrize(
+    "name,arguments,expected",
+    [
+        ("create_note", {"title": "x", "unknown": 1}, "unknown argument"),
+        ("transfer_money", {"from_account": "acc-1", "to": "acc-2", "amount": 1e308}, "at most"),
+        ("send_email", {"to": [None], "subject": "s", "body": "b"}, "null"),
+        ("no_such_tool", {}, "there is no tool"),
+    ],
+)
+def test_tool_failures_are_results_with_is_error_not_protocol_errors(workspace, name, arguments, expected):
+    """Issue 14 item 3: what the tools refuse or raise comes back as `is_error` results."""
+    from botpsy.mcp_server import call_result
+
+    result = call_result(workspace, name, arguments)
+    assert result.is_error and expected in json.loads(result.content[0].text)["error"]
+
+
+def test_an_unforeseen_exception_is_a_result_with_is_error(workspace, monkeypatch):
+    from botpsy.mcp_server import call_result
+
+    def broken(name, arguments):
+        return {"n": 10**5000}  # what JSON cannot write
+
+    monkeypatch.setattr(workspace, "execute", broken)
+    result = call_result(workspace, "find_notes", {})
+    assert result.is_error and "find_notes could not run" in result.content[0].text

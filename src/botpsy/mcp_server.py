@@ -29,7 +29,7 @@ from mcp.server.stdio import stdio_server
 
 from botpsy.stores.common import StoreError
 from botpsy.stores.workspace import Workspace
-from botpsy.tools.base import Tool, ToolError
+from botpsy.tools.base import Tool, ToolError, unexpected_failure
 
 LABELS_META = "botpsy/labels"
 
@@ -49,6 +49,27 @@ def mcp_tool(t: Tool) -> types.Tool:
     )
 
 
+def error_result(message: str) -> types.CallToolResult:
+    """A failed call as MCP says to report one: a result with `is_error`, which the calling model
+    reads, never a JSON-RPC error, which clients treat as a broken server."""
+    return types.CallToolResult(
+        content=[types.TextContent(text=json.dumps({"error": message}, ensure_ascii=False))], is_error=True
+    )
+
+
+def call_result(workspace: Workspace, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    """One call as one workspace transaction; every failure is a result with `is_error`."""
+    try:
+        result = workspace.execute(name, arguments)
+        text = json.dumps(result, ensure_ascii=False, default=str)
+    except (ToolError, StoreError) as e:
+        return error_result(str(e))
+    except Exception as e:  # a result JSON cannot hold: still the caller's tool error
+        return error_result(str(unexpected_failure(name, e)))
+    structured = result if isinstance(result, dict) else {"result": result}
+    return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=structured)
+
+
 def build_server(workspace: Workspace) -> Server:
     tools = {t.name: t for t in workspace.toolbox}
 
@@ -56,17 +77,8 @@ def build_server(workspace: Workspace) -> Server:
         return types.ListToolsResult(tools=[mcp_tool(t) for t in tools.values()])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        arguments = params.arguments or {}
-        try:
-            # Store work is blocking file I/O under a lock: keep it off the event loop.
-            result = await anyio.to_thread.run_sync(workspace.execute, params.name, arguments)
-        except (ToolError, StoreError) as e:
-            return types.CallToolResult(
-                content=[types.TextContent(text=json.dumps({"error": str(e)}))], is_error=True
-            )
-        text = json.dumps(result, ensure_ascii=False, default=str)
-        structured = result if isinstance(result, dict) else {"result": result}
-        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=structured)
+        # Store work is blocking file I/O under a lock: keep it off the event loop.
+        return await anyio.to_thread.run_sync(call_result, workspace, params.name, params.arguments or {})
 
     return Server(
         "botpsy",

@@ -37,14 +37,23 @@ from botpsy.tools.mail import BASE_FOLDERS, EmailState, Mail
 DT = "%Y-%m-%dT%H:%M"
 
 
+def _unfold(text: str) -> str:
+    """One header line: RFC 5322 folding (CRLF + whitespace) and any stray CR/LF become one space.
+
+    A long Subject arrives folded over several lines; kept as it is, it reaches a reply's or a
+    forward's Subject, which the email package refuses to write ("may not contain linefeed").
+    """
+    return re.sub(r"[ \t]*[\r\n]+[ \t]*", " ", text).strip()
+
+
 def _header(msg: mailbox.MaildirMessage, name: str) -> str:
     raw = msg.get(name)
     if raw is None:
         return ""
     try:
-        return str(make_header(decode_header(str(raw)))).strip()
+        return _unfold(str(make_header(decode_header(str(raw)))))
     except (UnicodeError, LookupError, ValueError):
-        return str(raw).strip()
+        return _unfold(str(raw))
 
 
 def _addresses(msg: mailbox.MaildirMessage, name: str) -> list[str]:
@@ -54,9 +63,9 @@ def _addresses(msg: mailbox.MaildirMessage, name: str) -> list[str]:
 
 def _header_str(value: object) -> str:
     try:
-        return str(make_header(decode_header(str(value))))
+        return _unfold(str(make_header(decode_header(str(value)))))
     except (UnicodeError, LookupError, ValueError):
-        return str(value)
+        return _unfold(str(value))
 
 
 def _body(msg: mailbox.MaildirMessage) -> tuple[str, list[str]]:
@@ -176,11 +185,12 @@ class MaildirStore:
 
     def _compose(self, mail: Mail, source: mailbox.MaildirMessage | None) -> mailbox.MaildirMessage:
         msg = EmailMessage(policy=email.policy.SMTP)
-        msg["From"] = mail.sender
-        msg["To"] = ", ".join(mail.to)
+        # Header values come from mail on disk and from the model: one line each, whatever came.
+        msg["From"] = _unfold(mail.sender)
+        msg["To"] = _unfold(", ".join(mail.to))
         if mail.cc:
-            msg["Cc"] = ", ".join(mail.cc)
-        msg["Subject"] = mail.subject
+            msg["Cc"] = _unfold(", ".join(mail.cc))
+        msg["Subject"] = _unfold(mail.subject)
         msg["Date"] = format_datetime(datetime.strptime(mail.date, DT).astimezone())
         msg["Message-ID"] = make_msgid(domain="botpsy.local")
         msg["X-Botpsy-Id"] = mail.id

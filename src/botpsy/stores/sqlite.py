@@ -33,7 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from botpsy.stores.common import CLOCK_FIELDS, StoreError, copy_aside, set_clock
+from botpsy.stores.common import CLOCK_FIELDS, StoreError, copy_aside, os_error, set_clock
 
 KEYS = ("id", "url", "product_id")
 
@@ -257,11 +257,22 @@ class SqliteStore:
             return
         try:
             conn = self._connect(write)
-            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-            raw = self._read(conn)
         except sqlite3.Error as e:
             raise self._error(e) from None
+        except OSError as e:  # the workspace folder cannot be made (read-only file system, no access)
+            raise os_error("create", self.path, e) from None
         try:
+            try:
+                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+                raw = self._read(conn)
+            except sqlite3.Error as e:
+                raise self._error(e) from None
+            except (ValueError, RecursionError) as e:  # a JSON column or setting that is not JSON
+                where = copy_aside(self.path)
+                raise StoreError(
+                    f"cannot read {self.suite} from {self.path}: a JSON value is malformed ({e}). "
+                    f"The file was left untouched ({where}); fix or move it, then try again."
+                ) from None
             state = self._validate(raw)
             before = self._dump(state)
             set_clock(state, self.clock() if self.clock else None)

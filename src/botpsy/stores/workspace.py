@@ -27,11 +27,11 @@ from typing import Any
 from pydantic import BaseModel
 
 from botpsy.stores import ics
-from botpsy.stores.common import StoreError
+from botpsy.stores.common import StoreError, os_error
 from botpsy.stores.folder import FolderStore
 from botpsy.stores.maildir import MaildirStore
 from botpsy.stores.sqlite import SqliteStore
-from botpsy.tools.base import Tool, Toolbox, ToolError
+from botpsy.tools.base import Tool, Toolbox, ToolError, unexpected_failure
 from botpsy.tools.calendar import CalendarState
 from botpsy.tools.registry import SUITES
 
@@ -113,20 +113,37 @@ class Workspace:
 
     # ---- calls -------------------------------------------------------------------------------
     def execute(self, name: str, arguments: dict[str, Any]) -> Any:
-        """Run one call in its own transaction; raises ToolError or StoreError."""
+        """Run one call in its own transaction; raises only ToolError or StoreError.
+
+        Validation (`Tool.bind`, the suites' argument helpers) refuses what it knows to be wrong;
+        anything else a tool raises on odd input (an overflowing date, a decimal out of range)
+        becomes a ToolError too, and the transaction rolls back, so the store is unchanged and the
+        model reads why. An OSError from a store (a read-only disk, a missing folder that cannot be
+        made) is a StoreError with the fix.
+        """
         if name not in self.toolbox:
             raise ToolError(f"there is no tool {name!r}; available: {', '.join(self.toolbox.names())}")
         tool = self.toolbox[name]
         suite = self._suite_of.get(name)
-        if suite is None:  # an external (MCP) tool: no local state
-            return tool(None, **arguments)
-        bound = tool.bind(arguments)  # refuse bad arguments before touching any store
-        with self.store(suite).transaction(write=tool.labels.mutates) as state:
-            return tool.fn(state, **bound)
+        try:
+            if suite is None:  # an external (MCP) tool: no local state
+                return tool(None, **arguments)
+            bound = tool.bind(arguments)  # refuse bad arguments before touching any store
+            with self.store(suite).transaction(write=tool.labels.mutates) as state:
+                return tool.fn(state, **bound)
+        except (ToolError, StoreError):
+            raise
+        except OSError as e:
+            if suite is None:
+                raise unexpected_failure(name, e) from e
+            raise os_error("use", self.root, e) from e
+        except Exception as e:
+            raise unexpected_failure(name, e) from e
 
     def call(self, name: str, arguments: dict[str, Any]) -> str:
         try:
             result = self.execute(name, arguments)
+            return json.dumps(result, ensure_ascii=False, default=str)
         except ToolError as e:
             return json.dumps({"error": str(e)}, ensure_ascii=False)
         except StoreError as e:
@@ -135,7 +152,8 @@ class Workspace:
                 {"error": f"the {self._suite_of.get(name, 'tool')} data could not be used: {e}"},
                 ensure_ascii=False,
             )
-        return json.dumps(result, ensure_ascii=False, default=str)
+        except (ValueError, TypeError, RecursionError) as e:  # a result JSON cannot hold
+            return json.dumps({"error": str(unexpected_failure(name, e))}, ensure_ascii=False)
 
     # ---- whole states ------------------------------------------------------------------------
     def read(self, suite: str) -> BaseModel:

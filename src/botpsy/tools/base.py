@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import re
 import types
 import typing
@@ -28,6 +29,37 @@ from typing import Any, Literal
 
 class ToolError(Exception):
     """A call the tool refused: the message goes back to the model as the tool's result."""
+
+
+def shown(value: Any, limit: int = 80) -> str:
+    """A short rendering of an untrusted value for an error message; never raises.
+
+    `json.dumps` and `repr` raise on integers past Python's 4,300-digit limit and on deeply
+    nested lists, which is exactly the input an error message has to describe.
+    """
+    try:
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        text = repr(text) if isinstance(value, str) else text
+    except (ValueError, TypeError, RecursionError):
+        if isinstance(value, int):
+            return f"an integer of about {value.bit_length() * 3 // 10 + 1} digits"
+        return f"a {type(value).__name__} too large to show"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def unexpected_failure(name: str, e: BaseException) -> ToolError:
+    """The ToolError for an exception a tool did not anticipate, worded for the model.
+
+    Every call path (`Workspace.execute`, `World.call`, the MCP server) turns such exceptions into
+    this error, so an argument the validation missed costs the model one step, never the session.
+    """
+    try:
+        detail = str(e)
+    except Exception:  # a message that cannot be built is still a failure to report
+        detail = ""
+    detail = " ".join(detail.split())[:200]
+    what = f"{type(e).__name__}: {detail}" if detail else type(e).__name__
+    return ToolError(f"{name} could not run with these arguments ({what}); check them and try again")
 
 
 @dataclass(frozen=True)
@@ -123,7 +155,8 @@ class Tool:
             raise ToolError(f"{self.name}: missing required argument(s) {', '.join(missing)}")
         bound = {}
         for key, value in arguments.items():
-            if value is None:  # an explicit null means "not given": the parameter's default applies
+            # An explicit null for an optional parameter means "not given": its default applies.
+            if value is None:
                 continue
             bound[key] = coerce(value, props[key], f"{self.name}.{key}")
         return bound
@@ -132,11 +165,20 @@ class Tool:
         return self.fn(state, **self.bind(arguments))
 
 
+# SQLite's INTEGER and every id, count and amount a tool takes fit in 64 bits; a longer integer
+# is a model's garbage, and past 4,300 digits Python cannot even print it.
+MAX_INT = 2**63 - 1
+
+
 def coerce(value: Any, schema: dict[str, Any], where: str) -> Any:
-    """Convert a value (often text from an XML parameter) to the schema's type, or raise ToolError."""
+    """Convert a value (often text from an XML parameter) to the schema's type, or raise ToolError.
+
+    `None` at the top level is "not given" (the caller applies the default); inside an array it is
+    an item of the wrong type, refused like any other.
+    """
     if value is None:
         return None
-    kind = schema.get("type")
+    kind, given = schema.get("type"), value
     try:
         if kind == "string":
             if isinstance(value, (dict, list)):
@@ -151,10 +193,14 @@ def coerce(value: Any, schema: dict[str, Any], where: str) -> Any:
                 value = int(value.strip())
             elif not isinstance(value, int):
                 raise ValueError
+            if abs(value) > MAX_INT:
+                raise ToolError(f"{where}: expected an integer of at most 19 digits, got {shown(value)}")
         elif kind == "number":
             if isinstance(value, bool):
                 raise ValueError
             value = float(value.strip()) if isinstance(value, str) else float(value)
+            if not math.isfinite(value):
+                raise ValueError
         elif kind == "boolean":
             if isinstance(value, str):
                 low = value.strip().lower()
@@ -168,17 +214,19 @@ def coerce(value: Any, schema: dict[str, Any], where: str) -> Any:
                 value = json.loads(value)
             if not isinstance(value, list):
                 raise ValueError
-            value = [coerce(v, schema.get("items", {}), f"{where}[]") for v in value]
+            items = schema.get("items", {})
+            if any(v is None for v in value) and items.get("type") not in (None, "null"):
+                raise ToolError(f"{where}: expected an array of {items['type']}, got null in it")
+            value = [coerce(v, items, f"{where}[]") for v in value]
         elif kind == "object":
             if isinstance(value, str):
                 value = json.loads(value)
             if not isinstance(value, dict):
                 raise ValueError
-    except (ValueError, TypeError, json.JSONDecodeError):
-        shown = json.dumps(value) if not isinstance(value, str) else repr(value)
-        raise ToolError(f"{where}: expected {kind}, got {shown[:80]}") from None
+    except (ValueError, TypeError, OverflowError, RecursionError):
+        raise ToolError(f"{where}: expected {kind}, got {shown(given)}") from None
     if "enum" in schema and value not in schema["enum"]:
-        raise ToolError(f"{where}: expected one of {schema['enum']}, got {value!r}")
+        raise ToolError(f"{where}: expected one of {schema['enum']}, got {shown(value)}")
     return value
 
 

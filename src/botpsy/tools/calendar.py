@@ -66,23 +66,37 @@ class CalendarState(BaseModel):
         return sorted(rows, key=lambda d: (d["start"], d["title"], d["id"]))
 
 
+# Dates a tool accepts. Python's datetime ends at 9999-12-31, so a start near the end overflows
+# when a duration is added (OverflowError); no personal calendar needs years outside these.
+MIN_YEAR, MAX_YEAR = 1000, 9000
+
+
+def _in_range(d: date, field: str, value: str) -> None:
+    if not MIN_YEAR <= d.year <= MAX_YEAR:
+        raise ToolError(f"{field}: expected a year from {MIN_YEAR} to {MAX_YEAR}, got {value!r}")
+
+
 def parse_datetime(value: str, field: str) -> datetime:
     """Accept ISO date-times with 'T' or a space, with or without seconds."""
     text = value.strip().replace(" ", "T")
     for fmt in ("%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H"):
         try:
-            return datetime.strptime(text, fmt)
+            parsed = datetime.strptime(text, fmt)
         except ValueError:
             continue
+        _in_range(parsed, field, value)
+        return parsed
     raise ToolError(f"{field}: expected a date and time like 2026-12-03T10:00, got {value!r}")
 
 
 def parse_date(value: str, field: str) -> date:
     text = value.strip()
     try:
-        return datetime.strptime(text[:10], "%Y-%m-%d").date()
+        parsed = datetime.strptime(text[:10], "%Y-%m-%d").date()
     except ValueError:
         raise ToolError(f"{field}: expected a date like 2026-12-03, got {value!r}") from None
+    _in_range(parsed, field, value)
+    return parsed
 
 
 def parse_clock(value: str, field: str) -> time:

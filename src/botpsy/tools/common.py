@@ -74,12 +74,13 @@ def cents_arg(value: float | int | str, field: str, max_cents: int = 10_000_000)
         raise ToolError(f"{field}: expected an amount like 42.50, got {value!r}") from None
     if not amount.is_finite() or amount <= 0:
         raise ToolError(f"{field}: expected a positive amount, got {value}")
+    # The limit before the decimals, compared exactly (no context arithmetic): quantizing 1e308
+    # to cents needs more digits than the decimal context holds and raises InvalidOperation.
+    if amount > Decimal(max_cents).scaleb(-2):
+        raise ToolError(f"{field}: at most {max_cents / 100:.2f}, got {value}")
     if amount != amount.quantize(Decimal("0.01")):
         raise ToolError(f"{field}: at most two decimals, got {value}")
-    cents = int(amount * 100)
-    if cents > max_cents:
-        raise ToolError(f"{field}: at most {max_cents / 100:.2f}, got {value}")
-    return cents
+    return int(amount * 100)
 
 
 def int_range(value: int, field: str, lo: int, hi: int) -> int:

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from botpsy.protocol.messages import Message, ToolCall, Trace
-from botpsy.tools.base import Tool, Toolbox, ToolError
+from botpsy.tools.base import Tool, Toolbox, ToolError, unexpected_failure
 
 TASK_KINDS = ("single", "multi_step", "no_call", "missing_info", "impossible")
 # Every kind a world can generate. `parallel`: several independent calls in one assistant turn;
@@ -103,6 +103,8 @@ class World:
             return result_text(self.toolbox[name](self.state, **arguments))
         except ToolError as e:
             return error_text(str(e))
+        except Exception as e:  # what validation missed reaches the model as an error, as in Workspace
+            return error_text(str(unexpected_failure(name, e)))
 
     def hash(self) -> str:
         return state_hash(self.state)
