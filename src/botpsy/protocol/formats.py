@@ -311,17 +311,25 @@ def _parse_one(inner: str, fmt: FormatName) -> tuple[ToolCall | None, ParseError
         obj = json.loads(inner_stripped)
     except json.JSONDecodeError as e:
         return None, ParseError("bad_json", f"the tool call is not valid JSON ({e.msg} at char {e.pos})")
+    except (ValueError, RecursionError) as e:  # an integer past Python's digit limit, or nesting too deep
+        return None, ParseError("bad_json", f"the tool call's JSON cannot be read ({_reason(e)})")
     if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
         return None, ParseError("no_function", 'a JSON tool call needs {"name": …, "arguments": {…}}')
     args = obj.get("arguments", obj.get("parameters", {}))
     if isinstance(args, str):
         try:
             args = json.loads(args)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             return None, ParseError("bad_json", "the call's arguments are a string that is not JSON")
     if not isinstance(args, dict):
         return None, ParseError("bad_arguments", "the call's arguments must be a JSON object")
     return ToolCall(obj["name"], args), None
+
+
+def _reason(e: BaseException) -> str:
+    if isinstance(e, RecursionError):
+        return "nested too deeply"
+    return " ".join(str(e).split())[:120]
 
 
 def _check_arguments(call: ToolCall, parameters: dict[str, Any], coerce) -> dict[str, Any]:
