@@ -14,6 +14,7 @@ import filecmp
 import glob
 import os
 import shutil
+import stat
 import tempfile
 import time
 from collections.abc import Iterator
@@ -46,15 +47,46 @@ def os_error(action: str, path: Path | str, e: OSError) -> StoreError:
     return StoreError(f"cannot {action} {path}: {hint}; nothing was changed")
 
 
+def _umask() -> int:
+    try:  # Linux says it without changing it; os.umask can only be read by setting it
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write(path: Path, data: bytes) -> None:
-    """Write `data` to `path` via a temporary file in the same folder, fsync, then rename over it."""
-    path = Path(path)
+    """Write `data` to `path` via a temporary file in the same folder, fsync, then rename over it.
+
+    The new file keeps the old one's permission bits and, where allowed, its owner (a temporary
+    file is born 0600, so a plain rename turned a shared 0644 calendar private); a new file gets
+    0666 minus the umask, as any editor would give it. A symlink is written through, not replaced
+    by a regular file, so a calendar linked into a synced folder stays linked.
+    """
+    path = Path(os.path.realpath(path))
+    try:
+        st = path.stat()
+        mode, owner = stat.S_IMODE(st.st_mode), (st.st_uid, st.st_gid)
+    except FileNotFoundError:
+        mode, owner = 0o666 & ~_umask(), None
+    except OSError as e:
+        raise os_error("write to", path, e) from None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as e:
         raise os_error("write to", path.parent, e) from None
     try:
         with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), mode)
+            if owner is not None and owner != (os.geteuid(), os.getegid()):
+                try:
+                    os.fchown(f.fileno(), *owner)
+                except OSError:
+                    pass  # only root may give a file away; the bits are what matter
             f.write(data)
             f.flush()
             os.fsync(f.fileno())

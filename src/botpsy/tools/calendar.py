@@ -3,8 +3,8 @@
 The state is a typed model (`CalendarState`). The assistant loads it from an iCalendar file
 (`botpsy.stores.ics`) and a world seeds it in memory; the tools below are the same in both.
 Times are local wall-clock minutes ("2026-12-03T10:00"): a personal calendar on one device does
-not need time zones to answer "what am I doing on Thursday", and the iCalendar store writes floating
-times so nothing is silently shifted.
+not need time zones to answer "what am I doing on Thursday". The iCalendar store shows zoned times in
+local time and writes a changed time back in its event's own zone; events created here are floating.
 """
 
 from __future__ import annotations
