@@ -61,14 +61,19 @@ def test_qwen35_grammar_types_values_and_orders_parameters():
     assert lines["fn-get-weather-p-days"] == '"<parameter=days>\\n" "-"? [0-9]+ "\\n</parameter>\\n"'
     assert '("metric" | "imperial")' in lines["fn-get-weather-p-units"]
     assert '("true" | "false")' in lines["fn-get-weather-p-hourly"]
-    assert "json-arr" in lines["fn-get-weather-p-fields"] and lines["text"] == "[^<]*"
+    # a typed array: its items are JSON strings, never null (test_engine_grammar.py checks the language)
+    assert lines["fn-get-weather-p-fields"] == '"<parameter=fields>\\n" arr-1 "\\n</parameter>\\n"'
+    assert (
+        lines["arr-1"] == '"[" ws ( json-str ( ws "," ws json-str )* )? ws "]"' and lines["text"] == "[^<]*"
+    )
     assert lines["fn-ping"] == '"<function=ping>\\n"'
 
 
 def test_hermes_grammar_and_bad_input():
     g = tool_call_gbnf([WEATHER, PING], fmt="hermes", max_calls=1)
     assert g.startswith("root ::= call\n")
-    assert 'fname ::= "\\"get_weather\\"" | "\\"ping\\""' in g
+    assert 'call ::= "<tool_call>\\n{\\"name\\": " (fn-get-weather | fn-ping) "}\\n</tool_call>"' in g
+    assert 'fn-ping ::= "\\"ping\\", \\"arguments\\": " "{" ws "}"' in g
     with pytest.raises(ValueError, match="expected 'qwen35' or 'hermes'"):
         tool_call_gbnf([WEATHER], fmt="mistral")
     with pytest.raises(ValueError, match="at least one tool"):

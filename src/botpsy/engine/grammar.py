@@ -24,9 +24,12 @@ Grammar (qwen35 format, what `protocol.formats` renders and parses):
     p-…   ::= "<parameter=" ("title" | "start" | …) ">\\n" value "\\n</parameter>\\n"
     value ::= [^<]*          (or at most `max_value_chars` characters)
 
-Values are free text without '<' (the format has no escaping, and '<' would open a tag). Once the
-root is complete llama.cpp allows only end-of-generation tokens. The hermes format gets the
-same call structure with a JSON body: `{"name": <one of the tools>, "arguments": <JSON object>}`.
+Text values are free text without '<' (the format has no escaping, and '<' would open a tag);
+integers, numbers, booleans and enums are pinned, and arrays are JSON arrays of their item type.
+Once the root is complete llama.cpp allows only end-of-generation tokens. The hermes format gets
+the same call structure with a JSON body, `{"name": <one of the tools>, "arguments": {…}}`, whose
+arguments object holds that tool's declared keys, typed. No typed value admits `null`: a null
+required argument or array item is what the tools refuse, so the grammar must not lead there.
 """
 
 from __future__ import annotations
@@ -118,27 +121,104 @@ ws ::= [ \t\n]?
 """
 
 
-def _value_rule(schema: dict[str, Any], text_rule: str) -> str:
+class _Values:
+    """The GBNF for JSON values of a schema, one named rule per distinct schema (shared by tools).
+
+    A typed value never admits `null`: a required argument or an array item given as null is what
+    `Tool.bind` refuses ("expected an array of string, got null in it"), so the grammar holds the
+    model to what the tool takes. Only untyped values (no `type`, `object`'s members) stay free
+    JSON. Integers are JSON integers of at most 19 digits, what `coerce` accepts.
+    """
+
+    SCALAR = {
+        "integer": '"-"? ("0" | [1-9] [0-9]{0,18})',
+        "number": "json-num",
+        "boolean": '("true" | "false")',
+        "string": "json-str",
+        "object": "json-obj",
+    }
+
+    def __init__(self, taken: set[str], lines: list[str]):
+        self.taken, self.lines, self.rules = taken, lines, {}
+
+    def json(self, schema: dict[str, Any]) -> str:
+        if isinstance(schema.get("enum"), list) and schema["enum"]:
+            return "(" + " | ".join(_lit(json.dumps(v, ensure_ascii=False)) for v in schema["enum"]) + ")"
+        kind = _kind(schema)
+        if kind in self.SCALAR:
+            return self.SCALAR[kind]
+        if kind != "array":
+            return "json-val"
+        items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+        key = json.dumps({k: v for k, v in items.items() if k != "description"}, sort_keys=True, default=str)
+        if key not in self.rules:
+            name = _rule_name("arr", str(len(self.rules) + 1), self.taken)
+            self.rules[key] = name
+            item = self.json(items)
+            self.lines.append(f'{name} ::= "[" ws ( {item} ( ws "," ws {item} )* )? ws "]"')
+        return self.rules[key]
+
+
+def _kind(schema: dict[str, Any]) -> str | None:
+    kind = schema.get("type")
+    if isinstance(kind, list):  # ["integer", "null"]: use the first non-null type
+        kind = next((k for k in kind if k != "null"), None)
+    return kind
+
+
+def _value_rule(schema: dict[str, Any], text_rule: str, values: _Values) -> str:
     """The GBNF for one parameter value in the qwen35 format, from its JSON schema.
 
     Values are written as text and converted with the schema (`protocol.formats`): integers,
-    numbers, booleans and enums can be pinned exactly; arrays and objects are JSON; anything
-    else is free text without '<'.
+    numbers, booleans and enums can be pinned exactly; arrays are typed JSON arrays and objects
+    JSON objects; anything else is free text without '<'.
     """
     if isinstance(schema.get("enum"), list) and schema["enum"]:
         return (
             "(" + " | ".join(_lit(v if isinstance(v, str) else json.dumps(v)) for v in schema["enum"]) + ")"
         )
-    kind = schema.get("type")
-    if isinstance(kind, list):  # ["integer", "null"]: use the first non-null type
-        kind = next((k for k in kind if k != "null"), None)
+    kind = _kind(schema)
+    if kind == "array":
+        return values.json(schema)
     return {
         "integer": '"-"? [0-9]+',
         "number": "json-num",
         "boolean": '("true" | "false")',
-        "array": "json-arr",
         "object": "json-obj",
     }.get(kind, text_rule)
+
+
+def _hermes_arguments(
+    fr: str, params: dict[str, Any], values: _Values, taken: set[str], body: list[str]
+) -> str:
+    """The rule for one tool's `arguments` object: its declared keys in schema order, the required
+    ones always and the optional ones at most once, each value typed (as in the qwen35 format).
+
+    JSON puts a comma between members, so with optional members the first one present has none:
+    `first-i` is "the members from i on, starting with the first present", `rest-i` "the members
+    from i on, each after a comma"; both are built from the last member backwards.
+    """
+    required = set(params.get("required") or [])
+    props = [(k, v if isinstance(v, dict) else {}) for k, v in (params.get("properties") or {}).items()]
+    rest, first = "", ""  # rest-(i+1), first-(i+1) as rule names; "" is the empty sequence
+    for pname, pschema in reversed(props):
+        member = f'{_lit(json.dumps(pname, ensure_ascii=False))} ws ":" ws {values.json(pschema)}'
+        tail = f" {rest}" if rest else ""
+        head = f"{member}{tail}"
+        rule_rest = _rule_name(f"{fr}-rest", pname, taken)
+        comma = f'ws "," ws {member}'
+        body.append(
+            f"{rule_rest} ::= {comma}{tail}" if pname in required else f"{rule_rest} ::= ({comma})?{tail}"
+        )
+        rule_first = _rule_name(f"{fr}-first", pname, taken)
+        if pname in required:
+            body.append(f"{rule_first} ::= {head}")
+        elif first:
+            body.append(f"{rule_first} ::= {head} | {first}")
+        else:
+            body.append(f"{rule_first} ::= ({head})?")
+        rest, first = rule_rest, rule_first
+    return f'"{{" ws {first} ws "}}"' if first else '"{" ws "}"'
 
 
 def tool_call_gbnf(
@@ -146,27 +226,37 @@ def tool_call_gbnf(
 ) -> str:
     """A GBNF grammar for one to `max_calls` tool calls to `tools` (OpenAI-style schemas).
 
-    qwen35: parameters appear in the schema's order, required ones always and optional ones at
-    most once, each value typed by its schema. So a finished call has no unknown, missing or
-    repeated argument; the price is that the model cannot choose the order.
+    Parameters appear in the schema's order, required ones always and optional ones at most once,
+    each value typed by its schema. So a finished call has no unknown, missing, repeated or null
+    argument; the price is that the model cannot choose the order. The hermes format gets the same
+    as a JSON object.
     """
     if max_calls < 1:
         raise ValueError(f"max_calls must be at least 1, got {max_calls}")
+    if fmt not in ("qwen35", "hermes"):
+        raise ValueError(f"no tool-call grammar for format {fmt!r}; expected 'qwen35' or 'hermes'")
     fns = _functions(tools)
     more = f' ("\\n" call){{0,{max_calls - 1}}}' if max_calls > 1 else ""
     lines = [f"root ::= call{more}"]
-    if fmt == "hermes":
-        names = " | ".join(_lit(_lit(n)) for n, _ in fns)  # the JSON string, as a GBNF literal
-        lines += [
-            'call ::= "<tool_call>\\n{\\"name\\": " fname ", \\"arguments\\": " json-obj "}\\n</tool_call>"',
-            f"fname ::= {names}",
-            _JSON_RULES.strip(),
-        ]
-        return "\n".join(lines) + "\n"
-    if fmt != "qwen35":
-        raise ValueError(f"no tool-call grammar for format {fmt!r}; expected 'qwen35' or 'hermes'")
-    taken: set[str] = {"root", "call", "text"}
+    taken: set[str] = {"root", "call", "text", "fname", "ws"}
+    values_lines: list[str] = []
+    values = _Values(taken, values_lines)
     fn_rules, body = [], []
+    if fmt == "hermes":
+        for name, params in fns:
+            fr = _rule_name("fn", name, taken)
+            fn_rules.append(fr)
+            rest: list[str] = []
+            args = _hermes_arguments(fr, params, values, taken, rest)
+            # the JSON string of the name, as a GBNF literal
+            body.append(
+                f"{fr} ::= {_lit(json.dumps(name, ensure_ascii=False) + ', ' + chr(34) + 'arguments' + chr(34) + ': ')} {args}"
+            )
+            body += rest
+        lines.append(f'call ::= "<tool_call>\\n{{\\"name\\": " ({" | ".join(fn_rules)}) "}}\\n</tool_call>"')
+        lines += body + values_lines
+        lines.append(_JSON_RULES.strip())
+        return "\n".join(lines) + "\n"
     for name, params in fns:
         fr = _rule_name("fn", name, taken)
         fn_rules.append(fr)
@@ -174,14 +264,14 @@ def tool_call_gbnf(
         parts = []
         for pname, pschema in (params.get("properties") or {}).items():
             pr = _rule_name(f"{fr}-p", pname, taken)
-            value = _value_rule(pschema if isinstance(pschema, dict) else {}, "text")
+            value = _value_rule(pschema if isinstance(pschema, dict) else {}, "text", values)
             body.append(f'{pr} ::= {_lit(f"<parameter={pname}>" + chr(10))} {value} "\\n</parameter>\\n"')
             parts.append(pr if pname in required else f"{pr}?")
         body.insert(
             len(body) - len(parts), f"{fr} ::= {' '.join([_lit(f'<function={name}>' + chr(10)), *parts])}"
         )
     lines.append(f'call ::= "<tool_call>\\n" ({" | ".join(fn_rules)}) "</function>\\n</tool_call>"')
-    lines += body
+    lines += body + values_lines
     lines.append(f"text ::= [^<]{{0,{max_value_chars}}}" if max_value_chars is not None else "text ::= [^<]*")
     lines.append(_JSON_RULES.strip())
     return "\n".join(lines) + "\n"
