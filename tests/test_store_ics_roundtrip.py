@@ -140,7 +140,13 @@ def test_times_are_shown_in_local_time_and_written_back_in_their_own_zone(tmp_pa
         b"DTSTART:20261203T160000Z" in text and b"DTEND:20261203T170000Z" in text
     )  # still UTC, not floating
     assert b"DTSTART;TZID=Europe/Berlin:20261102T100000" in text
-    assert b"RRULE:FREQ=WEEKLY" in text and text.count(b"EXDATE;TZID=Europe/Berlin") == 2
+    assert b"RRULE:FREQ=WEEKLY" in text  # the series moved by 30 minutes, and its exceptions with it:
+    assert (
+        b"EXDATE;TZID=Europe/Berlin:20261225T100000" in text
+        and b"EXDATE;TZID=Europe/Berlin:20261228T100000" in text
+    )
+    assert b"RECURRENCE-ID;TZID=Europe/Berlin:20261106T100000" in text
+    assert b"DTSTART;TZID=Europe/Berlin:20261106T100000" in text  # the override itself stays where it was
     assert ics.load(ws.calendar_path).events[2].start == "2026-12-04T01:00"
 
 

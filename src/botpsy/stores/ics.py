@@ -164,12 +164,49 @@ def _time_like(value: datetime, like: icalendar.prop.vDDDTypes | None, as_day: b
     return prop
 
 
-def _set_times(comp: icalendar.Component, new: Event) -> None:
+def _wall(value) -> datetime:
+    """A date or date-time as naive wall-clock time in its own zone."""
+    return (
+        value.replace(tzinfo=None)
+        if isinstance(value, datetime)
+        else datetime(value.year, value.month, value.day)
+    )
+
+
+def _shifted(prop, delta: timedelta):
+    """A date, date-time or list of them moved by `delta` of wall-clock time, in its own zone."""
+    if isinstance(prop, icalendar.vDDDLists):
+        out = icalendar.vDDDLists([d.dt + delta for d in prop.dts])
+    else:
+        out = icalendar.vDDDTypes(prop.dt + delta)
+    out.params.update(prop.params)
+    return out
+
+
+def _shift_series(cal: icalendar.Calendar, comp: icalendar.Component, delta: timedelta) -> None:
+    """A moved series keeps its exceptions: its EXDATEs and its overrides' RECURRENCE-IDs move too.
+
+    Left alone, an excluded 09:30 occurrence of a series moved to 10:00 would come back, and an
+    overridden one would be shown twice (its override and the series' new occurrence).
+    """
+    if not delta or "RRULE" not in comp or "RECURRENCE-ID" in comp:
+        return
+    if "EXDATE" in comp:
+        ex = comp["EXDATE"]
+        comp["EXDATE"] = [_shifted(p, delta) for p in ex] if isinstance(ex, list) else _shifted(ex, delta)
+    uid = str(comp.get("UID", ""))
+    for other in cal.walk("VEVENT"):
+        if other is not comp and str(other.get("UID", "")) == uid and "RECURRENCE-ID" in other:
+            other["RECURRENCE-ID"] = _shifted(other["RECURRENCE-ID"], delta)
+
+
+def _set_times(cal: icalendar.Calendar, comp: icalendar.Component, new: Event) -> None:
     start_prop = comp["DTSTART"]
     begin, finish = new.start_dt(), new.end_dt()
     midnight = begin.time() == finish.time() == datetime.min.time()
     as_day = _is_day(start_prop.dt) and midnight
     comp["DTSTART"] = _time_like(begin, start_prop, as_day)
+    _shift_series(cal, comp, _wall(comp["DTSTART"].dt) - _wall(start_prop.dt))
     if "DTEND" in comp:
         comp["DTEND"] = _time_like(finish, comp["DTEND"], as_day)
     elif "DURATION" in comp:
@@ -196,7 +233,7 @@ def _new_address(who: str) -> icalendar.vCalAddress:
     return icalendar.vCalAddress(f"mailto:{who}" if "@" in who else who)
 
 
-def _apply(comp: icalendar.Component, old: Event, new: Event) -> None:
+def _apply(cal: icalendar.Calendar, comp: icalendar.Component, old: Event, new: Event) -> None:
     if new.title != old.title:
         _set_text(comp, "SUMMARY", new.title)
     if new.location != old.location:
@@ -206,7 +243,7 @@ def _apply(comp: icalendar.Component, old: Event, new: Event) -> None:
     if new.attendees != old.attendees:
         _set_attendees(comp, new.attendees)
     if (new.start, new.end) != (old.start, old.end):
-        _set_times(comp, new)
+        _set_times(cal, comp, new)
     now = _utc_now()  # RFC 5545 §3.8.7: a changed event says when, and other clients see a new SEQUENCE
     comp["LAST-MODIFIED"] = icalendar.vDDDTypes(now)
     if "DTSTAMP" in comp:
@@ -243,7 +280,7 @@ def _merge(loaded: _Loaded, state: CalendarState) -> icalendar.Calendar:
             uids.add(uid)
             cal.add_component(_new_vevent(e, uid))
         elif e != hit[0]:
-            _apply(hit[1], hit[0], e)
+            _apply(cal, hit[1], hit[0], e)
     gone = {id(comp) for eid, (_, comp) in loaded.origin.items() if eid not in seen}
     if gone:
         for parent in cal.walk():
