@@ -306,3 +306,19 @@ def test_250_malformed_requests_give_no_500_and_no_hang(start):
     ]
     assert 0 not in codes  # every request got an answer, none a silently closed connection
     assert request(port, OK)[0] == 200
+
+
+def test_serve_flags_reach_the_server(monkeypatch):
+    """`botpsy serve --api-key K --allow-host H` hands both to `make_server` (the environment is the fallback)."""
+    from botpsy import cli
+
+    a = cli.build_parser().parse_args(
+        ["serve", "--api-key", "k", "--allow-host", "box.lan", "--allow-host", "x"]
+    )
+    assert (a.api_key, a.allow_host) == ("k", ["box.lan", "x"])
+    a = cli.build_parser().parse_args(["serve"])
+    monkeypatch.setenv("BOTPSY_ALLOWED_HOSTS", "a.lan, b.lan")
+    assert ServeConfig.from_env(api_key=a.api_key, allowed_hosts=a.allow_host).allowed_hosts == (
+        "a.lan",
+        "b.lan",
+    )
