@@ -2,6 +2,7 @@
 
 import importlib.machinery
 import importlib.util
+import json
 import subprocess
 import sys
 
@@ -43,3 +44,48 @@ def test_a_package_without_its_weights_is_one_clear_error(monkeypatch, tmp_path)
     )
     with pytest.raises(EngineError, match="installed without its weights"):
         smollm2_base()
+
+
+# ---- thinking mode (issue 14 item 6) -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "template,thinking",
+    [
+        (None, True),  # no template: botpsy's own format, which thinks
+        ("", True),
+        ("{%- if tools %}<tool_call>{% endif %}<|im_start|>assistant\n", False),  # Qwen2.5 instruct
+        ("<|im_start|>assistant\n<think>\n{%- if enable_thinking %}", True),  # Qwen3
+    ],
+)
+def test_thinking_from_a_ggufs_template(template, thinking):
+    from botpsy.models import thinking_from_template
+
+    assert thinking_from_template(template) is thinking
+
+
+@pytest.mark.parametrize("value,expected", [(False, False), (True, True), (None, "error"), ("no", "error")])
+def test_a_manifests_thinking_is_honoured(tmp_path, value, expected):
+    manifest = {"name": "m", "base": "model.gguf", "thinking": value}
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    if expected == "error":
+        with pytest.raises(EngineError, match="'thinking' must be true or false"):
+            resolve(tmp_path)
+    else:
+        assert resolve(tmp_path).thinking is expected
+
+
+def test_a_bare_gguf_leaves_thinking_to_its_template(tmp_path):
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    assert resolve(gguf).thinking is None  # decided from the chat template once loaded
+
+
+@pytest.mark.slow
+def test_loaded_engines_think_as_their_model_does():
+    """The embedded model's manifest says it thinks; its base GGUF alone (SmolLM2's ChatML
+    template, no <think>) does not (loads the 135M model twice, a few seconds)."""
+    from botpsy.models import load_engine
+
+    assert load_engine(None, n_ctx=256, n_threads=1).thinking is True
+    assert load_engine(smollm2_base(), n_ctx=256, n_threads=1).thinking is False

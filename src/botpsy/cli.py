@@ -12,10 +12,12 @@ import json
 import os
 import sys
 import tempfile
+from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
 
 from rich.console import Console
+from rich.text import Text
 
 console = Console(stderr=True, highlight=False)
 out = Console(highlight=False, soft_wrap=True)
@@ -23,6 +25,17 @@ out = Console(highlight=False, soft_wrap=True)
 
 class UsageError(Exception):
     """Bad input from the user: the message says what was expected."""
+
+
+def styled(*parts: str | tuple[str, str]) -> Text:
+    """Text from plain strings and (string, style) pairs. Nothing in it is read as rich markup or
+    an emoji code: an event titled `Standup [/]` or an argument like `rent[conceal]` prints as it is."""
+    return Text.assemble(*parts)
+
+
+def say(con: Console, *parts: str | tuple[str, str], end: str = "\n") -> None:
+    """Print text that holds data from the user, the model or a tool (see `styled`)."""
+    con.print(styled(*parts), end=end)
 
 
 # ---- helpers -------------------------------------------------------------------------------------
@@ -45,7 +58,11 @@ def _confirm_fn(yes: bool):
     def ask(call, tool) -> bool:
         labels = ", ".join(k for k, v in tool.labels.as_dict().items() if v)
         args = ", ".join(f"{k}={v!r}" for k, v in call.arguments.items())
-        answer = console.input(f"[bold yellow]Allow[/] {call.name}({args}) [dim]({labels})[/]? [y/N] ")
+        prompt = styled(
+            ("Allow", "bold yellow"), f" {call.name}({args}) ", (f"({labels})", "dim"), "? [y/N] "
+        )
+        with _paused():
+            answer = console.input(prompt)
         return answer.strip().lower() in ("y", "yes")
 
     return ask
@@ -71,33 +88,84 @@ def _print_event(ev) -> None:
         for c in ev.data.get("calls", []):
             call = json.loads(c)
             args = ", ".join(f"{k}={v!r}" for k, v in call["arguments"].items())
-            console.print(f"  [cyan]→ {call['name']}[/]({args})")
+            say(console, "  ", (f"→ {call['name']}", "cyan"), f"({args})")
         for e in ev.data.get("errors", []):
-            console.print(f"  [red]✗ unparseable output:[/] {e}")
+            say(console, "  ", ("✗ unparseable output:", "red"), f" {e}")
     elif ev.kind == "tool":
-        console.print(f"  [dim]← {ev.data['result'][:200]}[/]")
+        say(console, "  ", (f"← {ev.data['result'][:200]}", "dim"))
     elif ev.kind == "confirm" and not ev.data["approved"]:
-        console.print("  [yellow]declined[/] (pass --yes to approve actions)")
+        say(console, "  ", ("declined", "yellow"), " (pass --yes to approve actions)")
     elif ev.kind == "error":
-        console.print(f"  [red]{ev.data['message']}[/]")
+        say(console, "  ", (str(ev.data["message"]), "red"))
     elif ev.kind == "loop_guard":
         why = "it looped" if ev.data["reason"] == "loop" else "it reached its budget"
-        console.print(f"  [yellow]reasoning cut after {ev.data['reasoning_tokens']} tokens[/] ({why})")
+        say(
+            console,
+            "  ",
+            (f"reasoning cut after {ev.data['reasoning_tokens']} tokens", "yellow"),
+            f" ({why})",
+        )
     elif ev.kind == "phantom_guard":
-        console.print("  [yellow]the answer claimed an action no tool made; asking for the call[/]")
+        say(console, "  ", ("the answer claimed an action no tool made; asking for the call", "yellow"))
     elif ev.kind == "tool_retrieval":
-        console.print(f"  [dim]tools: {', '.join(ev.data['tools'])} (of {ev.data['installed']})[/]")
+        say(console, "  ", (f"tools: {', '.join(ev.data['tools'])} (of {ev.data['installed']})", "dim"))
 
 
-def _timing_line(trace) -> str:
-    if not trace.timings:
+def _timing_line(trace, since: int = 0) -> str:
+    """Timings of the model steps from `since` on: one turn's, in a chat whose trace keeps growing."""
+    timings = trace.timings[since:]
+    if not timings:
         return ""
-    t0 = trace.timings[0]
-    gen = sum(t.generated_tokens for t in trace.timings)
-    dec = [t.decode_tok_s for t in trace.timings if t.decode_tok_s > 0]
+    t0 = timings[0]
+    gen = sum(t.generated_tokens for t in timings)
+    dec = [t.decode_tok_s for t in timings if t.decode_tok_s > 0]
     return (
         f"ttft {t0.ttft_s * 1000:.0f} ms · prefill {t0.prefill_tok_s:.0f} tok/s · "
-        f"decode {sum(dec) / max(len(dec), 1):.0f} tok/s · {gen} tokens in {len(trace.timings)} steps"
+        f"decode {sum(dec) / max(len(dec), 1):.0f} tok/s · {gen} tokens in {len(timings)} steps"
+    )
+
+
+_status: list = []  # the spinner shown while the model works (chat on a terminal), if any
+
+
+@contextmanager
+def _working(text: str = "thinking…"):
+    """A spinner on stderr while the model generates, so a long step is not a blank screen.
+    Only on a terminal; the confirmation prompt pauses it (`_paused`)."""
+    if not console.is_terminal:
+        yield
+        return
+    with console.status(styled((text, "dim"))) as status:
+        _status.append(status)
+        try:
+            yield
+        finally:
+            _status.pop()
+
+
+@contextmanager
+def _paused():
+    status = _status[-1] if _status else None
+    if status is not None:
+        status.stop()
+    try:
+        yield
+    finally:
+        if status is not None:
+            status.start()
+
+
+def _agent_config(a, engine):
+    """The agent settings from the command line, with the model's own thinking mode: a model
+    trained without <think> (a Qwen2.5 instruct GGUF, a manifest saying `thinking: false`) gets
+    an empty think block instead of one it would never close."""
+    from botpsy.agent.loop import AgentConfig
+
+    return AgentConfig(
+        max_tokens=a.max_tokens,
+        tool_top_k=getattr(a, "tool_top_k", 0),
+        tool_grammar=a.grammar,
+        thinking=getattr(engine, "thinking", True),
     )
 
 
@@ -105,15 +173,19 @@ def _timing_line(trace) -> str:
 
 
 def cmd_run(a) -> int:
-    from botpsy.agent.loop import Agent, AgentConfig
+    from botpsy.agent.loop import Agent
 
-    engine = _engine(a.model, threads=a.threads)
+    if not a.request.strip():
+        raise UsageError(
+            'the request is empty; say what you want, e.g. botpsy run "What do I have tomorrow?"'
+        )
+    engine = _engine(a.model, n_ctx=a.n_ctx, threads=a.threads)
     env = _workspace(a.workspace, a.suites)
     agent = Agent(
         engine,
         env,
         _system_today(),
-        AgentConfig(max_tokens=a.max_tokens, tool_top_k=a.tool_top_k, tool_grammar=a.grammar),
+        _agent_config(a, engine),
         _confirm_fn(a.yes),
         on_event=None if a.json else _print_event,
     )
@@ -122,20 +194,20 @@ def cmd_run(a) -> int:
         d = trace.to_dict()
         d["model"] = engine.name
         d["workspace"] = str(env.root)
-        out.print(json.dumps(d, ensure_ascii=False))
+        say(out, json.dumps(d, ensure_ascii=False))
     else:
-        out.print(trace.final_answer or "(no answer)")
-        console.print(f"[dim]{_timing_line(trace)}[/]")
+        say(out, trace.final_answer or "(no answer)")
+        say(console, (_timing_line(trace), "dim"))
     if env.store_errors:
-        console.print(f"[red]error:[/] {env.store_errors[0]}")
+        say(console, ("error:", "red"), f" {env.store_errors[0]}")
         return 1
     return 0 if trace.stopped == "answer" else 1
 
 
 def cmd_chat(a) -> int:
-    from botpsy.agent.loop import Agent, AgentConfig
+    from botpsy.agent.loop import Agent
 
-    engine = _engine(a.model, threads=a.threads)
+    engine = _engine(a.model, n_ctx=a.n_ctx, threads=a.threads)
     conn, extra = None, []
     if a.mcp:
         from botpsy.tools.mcp_client import McpStartError, connect
@@ -144,30 +216,64 @@ def cmd_chat(a) -> int:
             conn, extra = connect(a.mcp)
         except McpStartError as e:
             raise UsageError(f"cannot start the MCP server {a.mcp!r}: {e}") from None
-        console.print(f"[dim]MCP: {len(extra)} tool(s) from {a.mcp}[/]")
+        say(console, (f"MCP: {len(extra)} tool(s) from {a.mcp}", "dim"))
     env = _workspace(a.workspace, a.suites, extra)
     agent = Agent(
         engine,
         env,
         _system_today(),
-        AgentConfig(max_tokens=a.max_tokens, tool_top_k=a.tool_top_k, tool_grammar=a.grammar),
+        _agent_config(a, engine),
         _confirm_fn(a.yes),
         on_event=_print_event,
     )
-    console.print(f"[bold]botpsy[/] · {engine.name} · workspace {env.root} · empty line or Ctrl-D to quit")
+    say(
+        console,
+        ("botpsy", "bold"),
+        f" · {engine.name} · workspace {env.root} · empty line or Ctrl-D to quit, Ctrl-C to interrupt",
+    )
     while True:
         try:
-            text = console.input("[bold green]you>[/] ")
-        except (EOFError, KeyboardInterrupt):
+            text = console.input(styled(("you>", "bold green"), " "))
+        except EOFError:
             break
+        except KeyboardInterrupt:  # at the prompt: a fresh prompt, as in a shell
+            say(console, "")
+            continue
         if not text.strip():
             break
-        trace = agent.send(text)
-        out.print(f"[bold blue]botpsy>[/] {trace.final_answer or '(no answer)'}")
-        console.print(f"[dim]{_timing_line(trace)}[/]")
+        mark = _mark(agent)
+        try:
+            with _working():
+                trace = agent.send(text)
+        except KeyboardInterrupt:
+            _restore(agent, mark)
+            say(
+                console,
+                ("interrupted: that request is dropped (actions already approved stay done)", "yellow"),
+            )
+            continue
+        say(out, ("botpsy>", "bold blue"), f" {trace.final_answer or '(no answer)'}")
+        say(console, (_timing_line(trace, since=mark["timings"]), "dim"))
     if conn is not None:
         conn.close()
     return 0
+
+
+def _mark(agent) -> dict:
+    """Where the conversation stands, to drop a request interrupted half-way (`_restore`)."""
+    t = agent.trace
+    lists = ("messages", "events", "timings", "token_ids", "generated_mask")
+    mark = {name: len(getattr(t, name)) for name in lists}
+    mark["_state"] = (t.parse_errors, t.stopped, agent._after_completion, agent._system)
+    return mark
+
+
+def _restore(agent, mark: dict) -> None:
+    t = agent.trace
+    for name, n in mark.items():
+        if name != "_state":
+            del getattr(t, name)[n:]
+    t.parse_errors, t.stopped, agent._after_completion, agent._system = mark["_state"]
 
 
 DEMO_REQUESTS = [
@@ -179,12 +285,12 @@ DEMO_REQUESTS = [
 
 
 def cmd_demo(a) -> int:
-    from botpsy.agent.loop import Agent, AgentConfig, approve_all
+    from botpsy.agent.loop import Agent, approve_all
 
-    engine = _engine(a.model, threads=a.threads)
+    engine = _engine(a.model, n_ctx=a.n_ctx, threads=a.threads)
     with tempfile.TemporaryDirectory(prefix="botpsy-demo-") as tmp:
         env = _workspace(tmp, "calendar")
-        console.print(f"[bold]botpsy demo[/] · model {engine.name} · temporary workspace {tmp}")
+        say(console, ("botpsy demo", "bold"), f" · model {engine.name} · temporary workspace {tmp}")
         console.print("[dim]actions are auto-approved in the demo; `botpsy chat` asks before each one[/]\n")
         for req in DEMO_REQUESTS:
             # One fresh conversation per request keeps the tour close to what the model was trained on.
@@ -192,17 +298,18 @@ def cmd_demo(a) -> int:
                 engine,
                 env,
                 _system_today(),
-                AgentConfig(max_tokens=a.max_tokens, tool_grammar=a.grammar),
+                _agent_config(a, engine),
                 approve_all,
                 on_event=_print_event,
             )
-            out.print(f"[bold green]you>[/] {req}")
-            trace = agent.send(req)
-            out.print(f"[bold blue]botpsy>[/] {trace.final_answer or '(no answer)'}")
-            console.print(f"[dim]{_timing_line(trace)}[/]\n")
+            say(out, ("you>", "bold green"), f" {req}")
+            with _working():
+                trace = agent.send(req)
+            say(out, ("botpsy>", "bold blue"), f" {trace.final_answer or '(no answer)'}")
+            say(console, (_timing_line(trace), "dim"), "\n")
         cal = env.calendar_path
-        out.print(f"[bold]{cal.name} now holds:[/]")
-        out.print(cal.read_text() if cal.exists() else "(no events)")
+        say(out, (f"{cal.name} now holds:", "bold"))
+        say(out, cal.read_text() if cal.exists() else "(no events)")
     return 0
 
 
@@ -245,7 +352,7 @@ def cmd_tasks_check(a) -> int:
     for r in check_tasks(tasks):
         if not r.ok:
             failed += 1
-            out.print(f"[red]FAIL[/] {r.task_id}: {r.reason}")
+            say(out, ("FAIL", "red"), f" {r.task_id}: {r.reason}")
     out.print(
         f"{len(tasks) - failed}/{len(tasks)} gold trajectories reach their expected state"
         + (f"; {bad} unparseable line(s) skipped" if bad else "")
@@ -266,11 +373,12 @@ def cmd_eval_worlds(a) -> int:
     models = a.model or (["oracle"] if a.backend == "oracle" else ["embedded"])
     summaries = []
     for m in models:
+        thinking = True  # the oracle replays gold turns, which carry think blocks
         if a.backend == "oracle" or m == "oracle":
             engine_for, name = (lambda t: OracleEngine(t.gold_messages())), "oracle"
         else:
             engine = _engine(m, threads=a.threads)
-            engine_for, name = (lambda t, e=engine: e), engine.name
+            engine_for, name, thinking = (lambda t, e=engine: e), engine.name, engine.thinking
         with Progress(console=console, transient=True) as prog:
             bar = prog.add_task(f"{name}", total=len(tasks))
             rep = evaluate(
@@ -278,7 +386,7 @@ def cmd_eval_worlds(a) -> int:
                 domain,
                 tasks,
                 name,
-                AgentConfig(max_tokens=a.max_tokens, tool_grammar=a.grammar),
+                AgentConfig(max_tokens=a.max_tokens, tool_grammar=a.grammar, thinking=thinking),
                 progress=lambda r, b=bar: prog.advance(b),
             )
         summaries.append(rep.summary())
@@ -290,10 +398,12 @@ def cmd_eval_worlds(a) -> int:
             )
         if not a.json:
             s = rep.summary()
-            out.print(
-                f"[bold]{name}[/] on {s['n']} held-out {a.domain} tasks: success {s['success']:.1%}, "
+            say(
+                out,
+                (name, "bold"),
+                f" on {s['n']} held-out {a.domain} tasks: success {s['success']:.1%}, "
                 f"exact calls {s['tool_call_exact']:.1%}, parse errors {s['parse_error_rate']:.1%}, "
-                f"no-call accuracy {s['no_call_accuracy']:.1%}"
+                f"no-call accuracy {s['no_call_accuracy']:.1%}",
             )
             out.print("  by kind: " + ", ".join(f"{k} {v:.0%}" for k, v in s["by_kind"].items()))
             if s["failures"]:
@@ -369,7 +479,7 @@ def cmd_tools_list(a) -> int:
         out.print(json.dumps(tools_json()))
     else:
         for suite, name, labels, description in tools_table():
-            out.print(f"{suite:10} {name:24} [{labels}] {description}")
+            say(out, f"{suite:10} {name:24} [{labels}] {description}")
     return 0
 
 
@@ -383,6 +493,16 @@ def cmd_mcp_serve(a) -> int:
 # ---- parser -------------------------------------------------------------------------------------
 
 
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number above 0, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="botpsy", description="An on-device personal assistant.")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -391,6 +511,12 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--model", help="GGUF file or model folder (default: the embedded model)")
         sp.add_argument("--threads", type=int, help="CPU threads for llama.cpp")
         sp.add_argument("--max-tokens", type=int, default=384, help="token cap per model step")
+        sp.add_argument(
+            "--n-ctx",
+            type=positive_int,
+            default=4096,
+            help="context window in tokens; raise it when a long chat fills it (default 4096)",
+        )
         grammar_arg(sp)
         if workspace:
             sp.add_argument(
@@ -488,10 +614,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("serve", help="OpenAI-compatible chat-completions server on the same engine")
     sp.add_argument("--model", help="GGUF file or model folder (default: the embedded model)")
-    sp.add_argument("--host", default="127.0.0.1")
-    sp.add_argument("--port", type=int, default=8080)
-    sp.add_argument("--n-ctx", type=int, default=8192)
-    sp.add_argument("--threads", type=int)
+    sp.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1: this machine only; 0.0.0.0 opens it to the network)",
+    )
+    sp.add_argument("--port", type=int, default=8080, help="TCP port (default 8080; 0 picks a free one)")
+    sp.add_argument(
+        "--n-ctx", type=positive_int, default=8192, help="context window in tokens per request (default 8192)"
+    )
+    sp.add_argument("--threads", type=int, help="CPU threads for llama.cpp (default: up to 8)")
     sp.add_argument("--api-key", help="require 'Authorization: Bearer KEY' (default: $BOTPSY_API_KEY)")
     sp.add_argument(
         "--allow-host",
@@ -552,10 +684,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.fn(args)
     except (UsageError, EngineError, StoreError, ValueError) as e:
-        console.print(f"[red]error:[/] {e}")
+        say(console, ("error:", "red"), f" {e}")
         return 2
     except KeyError as e:
-        console.print(f"[red]error:[/] {e.args[0] if e.args else e}")
+        say(console, ("error:", "red"), f" {e.args[0] if e.args else e}")
         return 2
     except KeyboardInterrupt:
         console.print("interrupted")
@@ -563,7 +695,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:
         if os.environ.get("BOTPSY_DEBUG"):
             raise
-        console.print(f"[red]internal error:[/] {type(e).__name__}: {e} (set BOTPSY_DEBUG=1 for details)")
+        say(console, ("internal error:", "red"), f" {type(e).__name__}: {e} (set BOTPSY_DEBUG=1 for details)")
         return 1
 
 

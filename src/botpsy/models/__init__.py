@@ -24,7 +24,7 @@ class ModelSpec:
     base: Path
     adapter: Path | None = None
     chat_format: str | None = None  # None: detect from the GGUF's chat template
-    thinking: bool = True
+    thinking: bool | None = None  # None: from the GGUF's chat template (`thinking_from_template`)
     name: str = ""
 
 
@@ -61,7 +61,10 @@ def _from_manifest(folder: Path) -> ModelSpec:
     adapter = folder / m["adapter"] if m.get("adapter") else None
     if adapter is not None and not adapter.exists():
         raise EngineError(f"the adapter {adapter} named in {folder / 'manifest.json'} is missing")
-    return ModelSpec(base, adapter, m.get("chat_format"), m.get("thinking", True), m.get("name", folder.name))
+    thinking = m.get("thinking", True)
+    if not isinstance(thinking, bool):
+        raise EngineError(f"{folder / 'manifest.json'}: 'thinking' must be true or false, got {thinking!r}")
+    return ModelSpec(base, adapter, m.get("chat_format"), thinking, m.get("name", folder.name))
 
 
 def embedded_dir() -> Path:
@@ -84,6 +87,16 @@ def resolve(spec: str | Path | None) -> ModelSpec:
     return ModelSpec(path, name=path.name)
 
 
+def thinking_from_template(chat_template: str | None) -> bool:
+    """Whether a GGUF's own chat template opens assistant turns with <think>.
+
+    A GGUF from disk carries no manifest: a Qwen2.5 instruct model's template has no think block,
+    and forcing one on it made `botpsy run` fail (the model never closes it). A file without a
+    template is taken to be botpsy's own format, which thinks.
+    """
+    return True if not chat_template else "<think>" in chat_template
+
+
 def load_engine(
     spec: str | Path | None = None, n_ctx: int = 4096, n_threads: int | None = None, seed: int = 0
 ):
@@ -100,6 +113,8 @@ def load_engine(
         chat_format=ms.chat_format,
         seed=seed,
     )
+    if ms.thinking is None:
+        ms.thinking = thinking_from_template(engine.llm.metadata.get("tokenizer.chat_template"))
     engine.thinking = ms.thinking
     if ms.name:
         engine.name = ms.name
