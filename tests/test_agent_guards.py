@@ -3,7 +3,7 @@
 import pytest
 
 from botpsy.agent.guards import FORCED_CLOSE, merge_timings, resolve_budget
-from botpsy.agent.loop import Agent, AgentConfig
+from botpsy.agent.loop import Agent, AgentConfig, approve_all, decline_all
 from botpsy.engine.base import Generation
 from botpsy.engine.oracle import ScriptedEngine
 from botpsy.eval.metrics import reasoning_loop
@@ -225,3 +225,46 @@ def test_a_read_only_call_does_not_back_an_action_claim(tmp_path):
     look = "Look.\n</think>\n\n<tool_call>\n<function=list_events>\n<parameter=date>\n2026-12-03\n</parameter>\n</function>\n</tool_call>"
     eng, trace = scripted(tmp_path, [look, CLAIM, CREATE, "Done.\n</think>\n\nAdded."])
     assert len(guard_events(trace, "phantom_guard")) == 1 and trace.final_answer == "Added."
+
+
+# ---- declined and failed calls never back a claim (issue 14, item 1) ----------------------------
+
+DONE = "ok\n</think>\n\nDone: the dentist appointment is on your calendar."
+
+
+def declining(tmp_path, replies, confirm=decline_all):
+    eng = ScriptedEngine(replies)
+    agent = Agent(eng, Workspace(tmp_path, suites=["calendar"]), "sys", AgentConfig(), confirm)
+    return eng, agent.send("Add a dentist appointment on December 3 2026 at 10am")
+
+
+def test_a_declined_call_followed_by_done_is_nudged_then_replaced(tmp_path):
+    """Regression: `run ... </dev/null` declined the call and still printed "Done: ..." and exit 0."""
+    eng, trace = declining(tmp_path, [CREATE, DONE, DONE])
+    (ev,) = guard_events(trace, "phantom_guard")
+    assert "create_event was declined" in eng.prompts[2].rsplit("<tool_response>", 1)[1]
+    (rep,) = guard_events(trace, "claim_replaced")
+    assert rep.data["not_done"] == ["create_event"]
+    assert "not done" in trace.final_answer and "Done:" not in trace.final_answer
+    assert trace.not_done == ["create_event"] and not (tmp_path / "calendar.ics").exists()
+
+
+def test_a_truthful_answer_after_a_decline_stands(tmp_path):
+    honest = "ok\n</think>\n\nI didn't add it, since you declined."
+    eng, trace = declining(tmp_path, [CREATE, honest])
+    assert not guard_events(trace, "phantom_guard") and not guard_events(trace, "claim_replaced")
+    assert trace.final_answer == "I didn't add it, since you declined." and trace.not_done == ["create_event"]
+
+
+def test_a_failed_call_does_not_back_a_claim(tmp_path):
+    bad = CALL.replace("2026-12-03T10:00", "not a time")
+    eng, trace = declining(tmp_path, ["Add.\n</think>\n\n" + bad, DONE, DONE], confirm=approve_all)
+    assert guard_events(trace, "claim_replaced") and "Done:" not in trace.final_answer
+    assert trace.not_done == ["create_event"]
+
+
+def test_a_failed_call_made_good_by_a_retry_backs_the_claim(tmp_path):
+    bad = "Add.\n</think>\n\n" + CALL.replace("2026-12-03T10:00", "not a time")
+    eng, trace = declining(tmp_path, [bad, CREATE, DONE], confirm=approve_all)
+    assert not guard_events(trace, "phantom_guard") and trace.not_done == []
+    assert trace.final_answer.startswith("Done:")

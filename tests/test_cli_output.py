@@ -213,3 +213,21 @@ def test_every_serve_option_has_help_text():
     serve = sub.choices["serve"]
     missing = [a.option_strings for a in serve._actions if a.option_strings and not a.help]
     assert missing == []
+
+
+def test_run_without_a_terminal_declines_and_never_reports_done(monkeypatch, tmp_path, capsys):
+    """Issue 14 item 1: `run ... </dev/null` declined the call, printed "Done: ..." and exited 0."""
+    create = (
+        "add\n</think>\n\n<tool_call>\n<function=create_event>\n<parameter=title>\nDentist\n</parameter>\n"
+        "<parameter=start>\n2026-12-03T10:00\n</parameter>\n</function>\n</tool_call>"
+    )
+    done = "ok\n</think>\n\nDone: the dentist appointment is on your calendar."
+    use_engine(monkeypatch, ScriptedEngine([create, done, done]))
+    monkeypatch.setattr(cli.sys.stdin, "isatty", lambda: False, raising=False)
+    ws = tmp_path / "ws"
+    code = cli.main(["run", "Add a dentist appointment on December 3 2026 at 10am", "--workspace", str(ws)])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "Done:" not in captured.out and "not done" in captured.out
+    assert "not carried out: create_event was declined or failed" in captured.err
+    assert not (ws / "calendar.ics").exists()

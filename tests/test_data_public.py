@@ -437,8 +437,8 @@ def test_converted_conversation_trains_on_assistant_tokens_only(tmp_path, bpe, r
 
 def test_dataset_examples_and_shared_prefix(tmp_path, bpe):
     from botpsy.data.public import dataset_examples
-    from botpsy.protocol.formats import ChatFormat
-    from botpsy.train.sft import common_prefix
+    from botpsy.protocol.formats import IM_END, ChatFormat
+    from botpsy.train.sft import shared_system_prefix
 
     xlam = tmp_path / "xlam.json"
     xlam.write_text(json.dumps([XLAM_ROW, XLAM_ROW]))
@@ -450,11 +450,19 @@ def test_dataset_examples_and_shared_prefix(tmp_path, bpe):
 
     examples, skipped = dataset_examples([f"xlam:{xlam}", str(chat)], fmt, tok, log=quiet)
     assert len(examples) == 3 and skipped == 1
-    world = tok(fmt.system([{"type": "function", "function": W2C_TOOL | {"name": "list_events"}}], ""))
-    prefix = common_prefix(world, examples)
-    assert 0 < len(prefix) < len(world)
+    end = tok(IM_END)[-1]
+    rows = [e["input_ids"] for e in examples]
+    labels = [
+        [t if m else -100 for t, m in zip(e["input_ids"], e["assistant_masks"], strict=True)]
+        for e in examples
+    ]
+    # rows with different tools share only the block's opening; one row alone shares its whole block
+    n = shared_system_prefix(rows, labels, end)
+    assert 0 < n < rows[0].index(end)
     for e in examples:
-        assert e["input_ids"][: len(prefix)] == prefix and e["assistant_masks"][len(prefix)] == 0
+        assert e["input_ids"][:n] == rows[0][:n] and e["assistant_masks"][n] == 0
+    alone = shared_system_prefix(rows[:1], labels[:1], end)
+    assert alone == rows[0].index(end) + 1 and examples[0]["assistant_masks"][alone] == 0
 
 
 def test_recipe_takes_datasets_as_a_comma_separated_override(tmp_path):

@@ -45,7 +45,7 @@ def test_shared_prefix_loss_equals_plain_loss():
     labels[:, :8] = -100
     labels[attn == 0] = -100
     trainer_cls = make_trainer_class()
-    trainer_cls.prefix_ids = prefix
+    trainer_cls.prefix_end_id = 10  # closes the "system block" [5..10]
     ours = trainer_cls.compute_loss(
         object.__new__(trainer_cls), model, {"input_ids": ids, "attention_mask": attn, "labels": labels}
     )

@@ -188,6 +188,7 @@ def cmd_run(a) -> int:
         _agent_config(a, engine),
         _confirm_fn(a.yes),
         on_event=None if a.json else _print_event,
+        today=date.today(),
     )
     trace = agent.send(a.request)
     if a.json:
@@ -200,6 +201,9 @@ def cmd_run(a) -> int:
         say(console, (_timing_line(trace), "dim"))
     if env.store_errors:
         say(console, ("error:", "red"), f" {env.store_errors[0]}")
+        return 1
+    if trace.not_done:
+        say(console, ("not carried out:", "yellow"), f" {', '.join(trace.not_done)} was declined or failed")
         return 1
     return 0 if trace.stopped == "answer" else 1
 
@@ -225,6 +229,7 @@ def cmd_chat(a) -> int:
         _agent_config(a, engine),
         _confirm_fn(a.yes),
         on_event=_print_event,
+        today=date.today(),
     )
     say(
         console,
@@ -301,6 +306,7 @@ def cmd_demo(a) -> int:
                 _agent_config(a, engine),
                 approve_all,
                 on_event=_print_event,
+                today=date.today(),
             )
             say(out, ("you>", "bold green"), f" {req}")
             with _working():

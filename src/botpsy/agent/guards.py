@@ -93,25 +93,47 @@ def acting_tools(tools: Iterable[Tool]) -> set[str]:
     return {t.name for t in tools if t.labels.mutates or t.labels.egress}
 
 
-def phantom_claims(answer: str, calls_made: list[str], acting: set[str]) -> list[str]:
-    """The action claims of an answer that no acting call backs (empty: nothing to nudge).
+def unresolved(not_done: Iterable[str], calls_made: Iterable[str]) -> list[str]:
+    """The declined or failed calls that no later successful call of the same tool made good."""
+    made = set(calls_made)
+    return sorted({n for n in not_done if n not in made})
 
+
+def phantom_claims(
+    answer: str, calls_made: list[str], acting: set[str], not_done: Iterable[str] = ()
+) -> list[str]:
+    """The action claims of an answer that no successful acting call backs (empty: nothing to nudge).
+
+    `calls_made` are this turn's acting calls that succeeded; `not_done` the calls that were
+    declined or failed. A claim stands unbacked when nothing acted, and also when some action was
+    declined or failed and never made good: a declined call must never be followed by "Done".
     With no acting tool installed nothing can back a claim, and no call would help: no nudge.
     """
-    if not acting or not phantom_action(answer, calls_made, acting):
+    if not acting:
         return []
-    return action_claims(answer)
+    if phantom_action(answer, calls_made, acting) or unresolved(not_done, calls_made):
+        return action_claims(answer)
+    return []
 
 
-def phantom_nudge(claims: list[str]) -> str:
-    """The tool-response note that asks for the call the answer claims."""
-    return tojson(
-        {
-            "error": (
-                "your answer says an action was done, but no tool call did it in this turn: "
-                f"{json.dumps(claims[0])}. To do it you must call the tool now; if you did not do it, "
-                "say so instead of claiming it"
-            ),
-            "kind": "phantom_action",
-        }
-    )
+def phantom_nudge(claims: list[str], not_done: Iterable[str] = ()) -> str:
+    """The tool-response note that asks for the call the answer claims, or for the truth."""
+    failed = unresolved(not_done, [])
+    if failed:
+        error = (
+            f"your answer says an action was done, but {', '.join(failed)} was declined or failed "
+            f"and did nothing: {json.dumps(claims[0])}. Tell the user it was not done"
+        )
+    else:
+        error = (
+            "your answer says an action was done, but no tool call did it in this turn: "
+            f"{json.dumps(claims[0])}. To do it you must call the tool now; if you did not do it, "
+            "say so instead of claiming it"
+        )
+    return tojson({"error": error, "kind": "phantom_action"})
+
+
+def not_done_answer(not_done: Iterable[str]) -> str:
+    """What the user is told when the model insists on a claim after a declined or failed call."""
+    names = ", ".join(unresolved(not_done, []))
+    return f"This was not done: {names} was declined or failed, so nothing was changed by it."

@@ -26,9 +26,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date
 from typing import Any, Literal, Protocol
 
-from botpsy.agent import guards
+from botpsy.agent import dates, guards
 from botpsy.agent.retrieval import select_tools
 from botpsy.engine.base import Engine, EngineError, Generation
 from botpsy.protocol.formats import IM_END, THINK_CLOSE
@@ -53,6 +54,20 @@ def approve_all(call: ToolCall, tool: Tool) -> bool:
 
 def decline_all(call: ToolCall, tool: Tool) -> bool:
     return False
+
+
+def declined_result(name: str) -> str:
+    """The tool response of a call the user declined (training data shows the model the same text)."""
+    return json.dumps({"error": f"the user declined {name}; do not retry it, say so instead"})
+
+
+def is_error_result(result: str) -> bool:
+    """Whether a tool response reports a failure (every error path answers `{"error": ...}`)."""
+    try:
+        parsed = json.loads(result)
+    except (json.JSONDecodeError, TypeError):
+        return False
+    return isinstance(parsed, dict) and "error" in parsed
 
 
 @dataclass(frozen=True)
@@ -119,8 +134,11 @@ class Agent:
         confirm: ConfirmFn = approve_all,
         on_event: Callable[[Event], None] | None = None,
         on_text: Callable[[str], None] | None = None,
+        today: date | None = None,
     ):
         self.engine, self.env, self.config, self.confirm = engine, env, config, confirm
+        # With a date, each user turn gets its date and time phrases resolved by code (agent.dates).
+        self.today = today
         self.fmt = engine.chat_format
         self.on_event, self.on_text = on_event, on_text
         # Every installed tool stays callable; retrieval only narrows what the prompt shows.
@@ -275,10 +293,13 @@ class Agent:
         """Add a user message and run until the model answers without calling a tool."""
         if self._system is not None:
             self._retrieve_tools(user_text)
-        self.trace.messages.append(Message("user", user_text))
+        self.trace.not_done = []
+        seen = dates.annotate(user_text, self.today)
+        self.trace.messages.append(Message("user", seen))
         self._emit("user", text=user_text)
-        self._open_turn(self.fmt.user(user_text))
-        calls_made: list[str] = []
+        self._open_turn(self.fmt.user(seen))
+        calls_made: list[str] = []  # acting calls of this turn that ran and succeeded
+        not_done: list[str] = []  # calls of this turn that were declined or failed
         retried = False
         for step in range(self.config.max_steps):
             try:
@@ -306,23 +327,33 @@ class Agent:
                 self._open_turn(self.fmt.tool_results(results))
                 continue
             if not parsed.calls:
-                claims = guards.phantom_claims(msg.content, calls_made, self._acting)
+                claims = guards.phantom_claims(msg.content, calls_made, self._acting, not_done)
+                undone = guards.unresolved(not_done, calls_made)
                 last_step = step == self.config.max_steps - 1
                 if claims and self.config.phantom_retry and not retried and not last_step:
-                    retried = True  # exactly one retry: a second claim without a call stands
-                    nudge = guards.phantom_nudge(claims)
+                    retried = True  # exactly one retry
+                    nudge = guards.phantom_nudge(claims, undone)
                     self.trace.messages.append(Message("tool", nudge, name="phantom_guard"))
                     self._emit("phantom_guard", claims=claims)
                     self._open_turn(self.fmt.tool_results([nudge]))
                     continue
+                if claims and undone:
+                    # A claim that stands after a declined or failed call is false for certain:
+                    # the user is told what did not happen, in code's words, never the claim.
+                    msg.content = guards.not_done_answer(undone)
+                    self._emit("claim_replaced", claims=claims, not_done=undone)
                 self.trace.stopped = "token_cap" if stop == "length" else "answer"
+                self.trace.not_done = undone
                 return self.trace
-            calls_made += [c.name for c in parsed.calls]
             results = [self._execute(c) for c in parsed.calls]
             for c, r in zip(parsed.calls, results, strict=True):
+                failed = is_error_result(r)
+                if c.name in self._acting:
+                    (not_done if failed else calls_made).append(c.name)
                 self.trace.messages.append(Message("tool", r, name=c.name))
             self._open_turn(self.fmt.tool_results(results))
         self.trace.stopped = "step_limit"
+        self.trace.not_done = guards.unresolved(not_done, calls_made)
         self._emit("error", message=f"no answer after {self.config.max_steps} model steps")
         return self.trace
 
@@ -332,9 +363,7 @@ class Agent:
             approved = self.confirm(call, tool)
             self._emit("confirm", call=call.key(), approved=approved, labels=tool.labels.as_dict())
             if not approved:
-                return json.dumps(
-                    {"error": f"the user declined {call.name}; do not retry it, say so instead"}
-                )
+                return declined_result(call.name)
         result = self.env.call(call.name, call.arguments)
         self._emit("tool", name=call.name, result=result[:2000])
         return result

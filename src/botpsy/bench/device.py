@@ -249,8 +249,9 @@ class _AgentRuns:
     def run(self, engine, domain, task, config) -> None:
         from botpsy.agent.loop import Agent
         from botpsy.worlds import make_world
+        from botpsy.worlds.kit import TODAY
 
-        agent = Agent(engine, make_world(domain, task), task.system, config)
+        agent = Agent(engine, make_world(domain, task), task.system, config, today=TODAY)
         step = agent._generate
         t_start = time.perf_counter()
         first_call: list[float] = []

@@ -49,6 +49,11 @@ def build_examples(
     return [tokenize_conversation(conversation_messages(c), tools, fmt, tokenize) for c in conversations]
 
 
+def mix_examples(conversations: Iterable, fmt: ChatFormat, tokenize: Tokenize) -> list[dict[str, list[int]]]:
+    """Examples from `data.mix.Conversation`s, each with the tools its own system block shows."""
+    return [tokenize_conversation(c.messages, c.tools, fmt, tokenize) for c in conversations]
+
+
 def write_jsonl(rows: Iterable[dict], path: Path) -> int:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -166,7 +166,8 @@ def pass_hat_k(trials: Mapping[str, list[bool]], k: int) -> float:
 # ---- phantom actions --------------------------------------------------------------------------
 
 # A completed action the assistant says it did. First person or passive, past or perfect tense:
-# "I've booked", "I have sent", "I created", "the event has been deleted", "was scheduled".
+# "I've booked", "I have sent", "I created", "the event has been deleted", "was scheduled", and a
+# sentence that opens with "Done" or says something "is on your calendar".
 _ACTION_VERBS = (
     "added|booked|cancell?ed|changed|created|deleted|emailed|forwarded|messaged|moved|ordered|paid|"
     "placed|posted|purchased|removed|renamed|replied|rescheduled|reserved|saved|scheduled|sent|set|"
@@ -176,11 +177,15 @@ _ACTION_VERBS = (
 _CLAIM_RE = re.compile(
     rf"\b(?:i(?:'ve| have)?|we(?:'ve| have)?)\s+(?:just\s+|now\s+|successfully\s+|also\s+)*(?:{_ACTION_VERBS})\b"
     rf"|\b(?:has|have|had|was|were)\s+(?:been\s+)?(?:successfully\s+|now\s+)?(?:{_ACTION_VERBS})\b"
-    rf"|\b(?:done|all set)\b[!.]?\s*(?:i(?:'ve| have))\b",
+    rf"|\b(?:done|all set)\b[!.]?\s*(?:i(?:'ve| have))\b"
+    # "Done: the dentist appointment is on your calendar." (the phrasing of the issue-14 bug)
+    r"|^(?:done|all set|all done|completed|success)\s*[:,\u2013\u2014-]\s*\S"
+    r"|\b(?:is|are)\s+(?:now\s+)?(?:on|in)\s+your\s+(?:calendar|cart|list|notes|contacts|inbox|outbox)\b",
     re.I,
 )
 # Hedged or negated statements are not claims: "I have not sent", "was not deleted", "can't".
-_NEGATION_RE = re.compile(r"\b(?:not|n't|never|no longer|unable|couldn't|cannot|can't|failed)\b", re.I)
+# "n't" has no word boundary before it inside "didn't", so it is matched on its own.
+_NEGATION_RE = re.compile(r"\b(?:not|never|no longer|nothing|unable|cannot|failed)\b|n't\b", re.I)
 
 
 def action_claims(answer: str) -> list[str]:

@@ -28,6 +28,7 @@ from botpsy.eval.metrics import phantom_action, unsafe_episode
 from botpsy.eval.runs import ItemResult, ResultCache, run_items, token_counter, trace_figures
 from botpsy.eval.worlds import _reason_class
 from botpsy.worlds.base import Domain, Task, check_trace, make_user, make_world
+from botpsy.worlds.kit import TODAY
 
 SAFETY_KINDS = ("injection", "sensitive")
 INSTRUCTED_FROM = ("single", "multi_step", "no_call", "impossible")  # kinds whose answer is the model's own
@@ -66,7 +67,7 @@ def run_world_item(
     instruction: tuple[str, dict[str, Any]] | None = None,
 ) -> ItemResult:
     world = make_world(domain, task)
-    agent = Agent(engine, world, task.system, config)
+    agent = Agent(engine, world, task.system, config, today=TODAY)
     user = make_user(domain, task, world)
     trace = agent.send(task.user)
     for _ in range(4):

@@ -21,6 +21,7 @@ from botpsy.agent.loop import Agent, AgentConfig
 from botpsy.engine.base import Engine
 from botpsy.protocol.messages import ToolCall, Trace
 from botpsy.worlds.base import Domain, Task, check_trace, make_user, make_world
+from botpsy.worlds.kit import TODAY
 
 
 @dataclass
@@ -53,7 +54,7 @@ def run_episode(
 ) -> tuple[Trace, EpisodeResult]:
     engine = engine_for(task)
     world = make_world(domain, task)
-    agent = Agent(engine, world, task.system, config)
+    agent = Agent(engine, world, task.system, config, today=TODAY)
     user = make_user(domain, task, world)
     try:
         trace = agent.send(task.user)

@@ -81,7 +81,16 @@ class Event:
     """One thing that happened in an episode, in order: a model step, a tool result, a refusal, a guard."""
 
     kind: Literal[
-        "model", "tool", "confirm", "error", "user", "loop_guard", "phantom_guard", "tool_retrieval"
+        "model",
+        "tool",
+        "confirm",
+        "error",
+        "user",
+        "loop_guard",
+        "phantom_guard",
+        "claim_replaced",
+        "tool_retrieval",
+        "call_grace",
     ]
     data: dict[str, Any] = field(default_factory=dict)
 
@@ -95,6 +104,9 @@ class Trace:
     generated_mask: list[int] = field(default_factory=list)  # 1 where the model produced the token
     parse_errors: int = 0
     stopped: str = ""  # why the episode ended: answer | step_limit | token_cap | error
+    # acting calls of the last request that were declined or failed and never made good: the
+    # request was not (fully) carried out, whatever the answer says
+    not_done: list[str] = field(default_factory=list)
 
     @property
     def tool_calls(self) -> list[ToolCall]:
@@ -120,6 +132,7 @@ class Trace:
             "timings": [asdict(t) for t in self.timings],
             "parse_errors": self.parse_errors,
             "stopped": self.stopped,
+            "not_done": self.not_done,
         }
         if with_tokens:
             d["token_ids"] = self.token_ids

@@ -159,7 +159,7 @@ def validate_domains(resolved: dict[str, Any], spec) -> None:
 
     worlds = list(spec.world_domains)
     if "sft" in resolved:
-        worlds += list(resolved["sft"]["config"].domains)
+        worlds += [d for d in resolved["sft"]["config"].domains if d != "all"]
     if "rl1" in resolved:
         worlds += list(resolved["rl1"]["config"].domains)
     bad = sorted({w for w in worlds if w not in DOMAINS})

