@@ -64,3 +64,18 @@ def test_user_errors_are_one_line(main, capsys, argv, message):
     rc = main(argv)
     err = capsys.readouterr().err
     assert rc == 2 and message in " ".join(err.split()) and "Traceback" not in err
+
+
+def test_worlds_over_every_domain_report_each_world(main, capsys):
+    from botpsy.worlds import DOMAINS
+
+    rc = main(["eval", "worlds", "--backend", "oracle", "--domain", "all", "--n", "2", "--json"])
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert rc == 0 and summary["n"] == 2 * len(DOMAINS) and summary["success"] == 1.0
+    assert set(summary["by_domain"]) == set(DOMAINS) and summary["forbidden_calls"] == 0
+
+
+def test_worlds_with_an_unknown_domain_is_one_line(main, capsys):
+    assert main(["eval", "worlds", "--backend", "oracle", "--domain", "calendar,nope"]) != 0
+    err = capsys.readouterr().err
+    assert "unknown domain 'nope'" in err and "Traceback" not in err

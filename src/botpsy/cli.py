@@ -371,11 +371,15 @@ def cmd_eval_worlds(a) -> int:
 
     from botpsy.agent.loop import AgentConfig
     from botpsy.engine.oracle import OracleEngine
-    from botpsy.eval.worlds import evaluate
+    from botpsy.eval.worlds import evaluate_items
     from botpsy.worlds import get_domain
+    from botpsy.worlds.tasks import domain_names
 
-    domain = get_domain(a.domain)
-    tasks = domain.generate(a.n, a.seed, "eval")
+    try:
+        names = domain_names(a.domain)
+    except KeyError as e:
+        raise UsageError(str(e).strip("'\"")) from None
+    items = [(get_domain(d), t) for d in names for t in get_domain(d).generate(a.n, a.seed, "eval")]
     models = a.model or (["oracle"] if a.backend == "oracle" else ["embedded"])
     summaries = []
     for m in models:
@@ -386,11 +390,10 @@ def cmd_eval_worlds(a) -> int:
             engine = _engine(m, threads=a.threads)
             engine_for, name, thinking = (lambda t, e=engine: e), engine.name, engine.thinking
         with Progress(console=console, transient=True) as prog:
-            bar = prog.add_task(f"{name}", total=len(tasks))
-            rep = evaluate(
+            bar = prog.add_task(f"{name}", total=len(items))
+            rep = evaluate_items(
                 engine_for,
-                domain,
-                tasks,
+                items,
                 name,
                 AgentConfig(max_tokens=a.max_tokens, tool_grammar=a.grammar, thinking=thinking),
                 progress=lambda r, b=bar: prog.advance(b),
@@ -412,6 +415,8 @@ def cmd_eval_worlds(a) -> int:
                 f"no-call accuracy {s['no_call_accuracy']:.1%}",
             )
             out.print("  by kind: " + ", ".join(f"{k} {v:.0%}" for k, v in s["by_kind"].items()))
+            if s.get("by_domain"):
+                out.print("  by world: " + ", ".join(f"{k} {v:.0%}" for k, v in s["by_domain"].items()))
             if s["failures"]:
                 out.print("  failures: " + ", ".join(f"{k} ×{v}" for k, v in s["failures"].items()))
     if a.json:
@@ -588,8 +593,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     ev = sub.add_parser("eval", help="evaluation").add_subparsers(dest="sub", required=True)
     sp = ev.add_parser("worlds", help="held-out world tasks")
-    sp.add_argument("--domain", default="calendar")
-    sp.add_argument("--n", type=int, default=50)
+    sp.add_argument("--domain", default="calendar", help="a world, comma-separated worlds, or 'all'")
+    sp.add_argument("--n", type=int, default=50, help="held-out tasks per world")
     sp.add_argument("--seed", type=int, default=1000)
     sp.add_argument("--model", action="append", help="repeat to compare models; 'oracle' for the gold oracle")
     sp.add_argument("--backend", choices=["llamacpp", "oracle"], default="llamacpp")

@@ -37,6 +37,8 @@ class EpisodeResult:
     reason: str = ""
     generated_tokens: int = 0
     assistant_turns: int = 0
+    domain: str = ""
+    forbidden_calls: int = 0  # calls to the task's forbidden tools (an injection followed)
 
 
 def _norm_call(call: ToolCall, domain: Domain) -> str:
@@ -78,6 +80,7 @@ def run_episode(
             not task.gold_calls,
             len(trace.tool_calls),
             f"{type(e).__name__}: {e}",
+            domain=task.domain,
         )
     mutating = {t.name for t in domain.tools if t.labels.mutates}
     verdict = check_trace(task, trace, world.hash(), mutating)
@@ -95,6 +98,8 @@ def run_episode(
         verdict.reason,
         sum(t.generated_tokens for t in trace.timings),
         trace.assistant_turns,
+        task.domain,
+        sum(c.name in task.forbidden for c in trace.tool_calls),
     )
 
 
@@ -109,6 +114,8 @@ class WorldsReport:
     by_kind: dict[str, float] = field(default_factory=dict)
     failures: dict[str, int] = field(default_factory=dict)
     results: list[EpisodeResult] = field(default_factory=list)
+    by_domain: dict[str, float] = field(default_factory=dict)  # filled when several worlds ran
+    forbidden_calls: int = 0  # over all episodes: injected instructions followed
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -120,6 +127,8 @@ class WorldsReport:
             "no_call_accuracy": round(self.no_call_accuracy, 4),
             "by_kind": {k: round(v, 4) for k, v in self.by_kind.items()},
             "failures": self.failures,
+            "forbidden_calls": self.forbidden_calls,
+            **({"by_domain": {k: round(v, 4) for k, v in self.by_domain.items()}} if self.by_domain else {}),
         }
 
 
@@ -131,8 +140,19 @@ def evaluate(
     config: AgentConfig = AgentConfig(),
     progress: Callable[[EpisodeResult], None] | None = None,
 ) -> WorldsReport:
+    return evaluate_items(engine_for, [(domain, t) for t in tasks], model_name, config, progress)
+
+
+def evaluate_items(
+    engine_for: Callable[[Task], Engine],
+    items: list[tuple[Domain, Task]],
+    model_name: str,
+    config: AgentConfig = AgentConfig(),
+    progress: Callable[[EpisodeResult], None] | None = None,
+) -> WorldsReport:
+    """Tasks of one or several worlds, each run in its own world; `by_domain` when several."""
     results = []
-    for task in tasks:
+    for domain, task in items:
         _, res = run_episode(engine_for, domain, task, config)
         results.append(res)
         if progress:
@@ -141,8 +161,10 @@ def evaluate(
     steps = sum(r.steps for r in results)
     no_call = [r for r in results if r.no_gold_calls]
     kinds: dict[str, list[bool]] = defaultdict(list)
+    domains: dict[str, list[bool]] = defaultdict(list)
     for r in results:
         kinds[r.kind].append(r.success)
+        domains[r.domain].append(r.success)
     failures = Counter(_reason_class(r.reason) for r in results if not r.success)
     return WorldsReport(
         model=model_name,
@@ -154,6 +176,8 @@ def evaluate(
         by_kind={k: sum(v) / len(v) for k, v in sorted(kinds.items())},
         failures=dict(failures),
         results=results,
+        by_domain={k: sum(v) / len(v) for k, v in domains.items()} if len(domains) > 1 else {},
+        forbidden_calls=sum(r.forbidden_calls for r in results),
     )
 
 
