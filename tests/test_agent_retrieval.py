@@ -149,10 +149,22 @@ def test_the_system_prompt_holds_only_the_retrieved_tools(tmp_path):
     assert "send_email" in shown and "create_event" not in shown
     (ev,) = [e for e in agent.trace.events if e.kind == "tool_retrieval"]
     assert ev.data == {"tools": shown, "installed": len(TOOLS)}
-    # A later turn keeps the tool set: the prompt extends the first one (prefix cache stays valid).
+    # A later turn keeps the system block: the prompt extends the first one (prefix cache stays
+    # valid), and the tools the new request needs come in its own user turn (issue 14 item 6:
+    # later turns never got their suite).
     agent.send("Also add a dentist appointment on December 3")
     assert eng.prompts[1].startswith(eng.prompts[0]) and prompt_tools(eng.prompts[1]) == shown
-    assert eng.prompts[1].count("<tools>") == 1
+    later = eng.prompts[1][len(eng.prompts[0]) :]
+    assert "More functions you can call:" in later
+    added = prompt_tools(later)
+    assert "create_event" in added and not set(added) & set(shown) and len(added) <= 4
+    ev = [e for e in agent.trace.events if e.kind == "tool_retrieval"][-1]
+    assert ev.data == {"tools": added, "installed": len(TOOLS), "later": True}
+    # a third request about the same suite adds nothing more, and one matching no tool adds nothing
+    agent.send("Add another dentist appointment on December 4")
+    agent.send("Thanks!")
+    assert "More functions" not in eng.prompts[2][len(eng.prompts[1]) :]
+    assert "More functions" not in eng.prompts[3][len(eng.prompts[2]) :]
 
 
 def test_all_tools_when_k_covers_them(tmp_path):

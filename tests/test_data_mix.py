@@ -25,12 +25,19 @@ def test_every_world_and_unseen_tools_are_in_the_mix(mix):
     assert set(DOMAINS) <= set(sources) and sources["synthetic"] > 0
 
 
-def test_every_gold_call_is_to_a_tool_the_system_block_shows(mix):
+def test_every_gold_call_is_to_a_tool_the_prompt_shows_by_then(mix):
+    """In the system block, or added to a user turn so far, as the agent adds them under retrieval."""
+    added = 0
     for c in mix:
         shown = {t["function"]["name"] for t in c.tools}
         for m in c.messages:
+            if m.role == "user" and "\nMore functions you can call:\n<tools>\n" in m.content:
+                block = m.content.split("<tools>\n", 1)[1].split("\n</tools>", 1)[0]
+                shown |= {json.loads(line)["function"]["name"] for line in block.splitlines()}
+                added += 1
             for call in m.tool_calls:
                 assert call.name in shown, (c.source, call.name)
+    assert added  # later requests under retrieval do get their tools
 
 
 def test_some_conversations_show_the_cli_retrieved_tools_over_all_suites(mix):

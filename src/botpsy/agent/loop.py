@@ -30,7 +30,7 @@ from datetime import date
 from typing import Any, Literal, Protocol
 
 from botpsy.agent import dates, guards
-from botpsy.agent.retrieval import select_tools
+from botpsy.agent.retrieval import more_tools, select_tools
 from botpsy.engine.base import Engine, EngineError, Generation
 from botpsy.protocol.formats import IM_END, THINK_CLOSE
 from botpsy.protocol.messages import Event, Message, ToolCall, Trace
@@ -150,6 +150,7 @@ class Agent:
             config.reasoning_budget, config.max_tokens, config.answer_reserve
         )
         self._system: str | None = system
+        self._shown: set[str] | None = None  # tool names the prompt shows, under retrieval
         if not (0 < config.tool_top_k < len(env.toolbox)):
             self._append(self.fmt.system(env.toolbox.schemas(), system), generated=False)
             self._system = None  # rendered; otherwise it waits for the first request
@@ -184,7 +185,21 @@ class Agent:
         chosen = select_tools(request, tools, self.config.tool_top_k)
         self._append(self.fmt.system([t.schema() for t in chosen], self._system), generated=False)
         self._system = None
+        self._shown = {t.name for t in chosen}
         self._emit("tool_retrieval", tools=[t.name for t in chosen], installed=len(tools))
+
+    def _later_tools(self, request: str) -> str:
+        """For a later request under retrieval: the tools it needs that the prompt lacks, as a note."""
+        if self._shown is None:
+            return ""
+        added = more_tools(request, list(self.env.toolbox), self._shown, self.config.tool_top_k)
+        if not added:
+            return ""
+        self._shown |= {t.name for t in added}
+        self._emit(
+            "tool_retrieval", tools=[t.name for t in added], installed=len(self.env.toolbox), later=True
+        )
+        return self.fmt.more_tools([t.schema() for t in added])
 
     def _content_ids(self, gen: Generation) -> list[int]:
         """The generated ids without the end-of-turn marker the engine appends at the cap."""
@@ -291,10 +306,13 @@ class Agent:
 
     def send(self, user_text: str) -> Trace:
         """Add a user message and run until the model answers without calling a tool."""
+        later = ""
         if self._system is not None:
             self._retrieve_tools(user_text)
+        else:
+            later = self._later_tools(user_text)
         self.trace.not_done = []
-        seen = dates.annotate(user_text, self.today)
+        seen = dates.annotate(user_text, self.today) + later
         self.trace.messages.append(Message("user", seen))
         self._emit("user", text=user_text)
         self._open_turn(self.fmt.user(seen))

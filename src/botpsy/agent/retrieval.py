@@ -24,11 +24,13 @@ gets the first k tools in installed order. The selected tools are returned in in
 so suites stay grouped in the prompt.
 
 Prefix caching: the tools live in the system block, the first block of the token history. The
-agent therefore retrieves once per conversation, at the first user message, and keeps that tool
-set for the later turns, which then still extend the cached prefix; re-retrieving per turn
-would change the first block and force a full re-prefill on every turn. The cost: a later
-request that needs a tool outside the set cannot see its schema. Retrieval only narrows what the
-prompt shows: every installed tool stays callable, under the same confirmation policy.
+agent therefore ranks once for the system block, at the first user message, and keeps that block
+for the later turns, which then still extend the cached prefix; re-rendering it per turn would
+force a full re-prefill on every turn. A later request that needs tools outside the set gets
+them appended to its own user turn instead (`more_tools`: the few best-ranked ones not yet
+shown, `ChatFormat.more_tools`), so the history stays append-only and the suite a later request
+needs is still shown. Retrieval only narrows what the prompt shows: every installed tool stays
+callable, under the same confirmation policy.
 """
 
 from __future__ import annotations
@@ -165,4 +167,16 @@ def select_tools(query: str, tools: Sequence[Tool], k: int) -> list[Tool]:
     if k <= 0 or k >= len(tools):
         return tools
     keep = {id(t) for t, _ in rank_tools(query, tools)[:k]}
+    return [t for t in tools if id(t) in keep]
+
+
+MORE_TOOLS_CAP = 4  # tools a later turn may add: enough for one suite's core, a bounded prefill
+
+
+def more_tools(
+    query: str, tools: Sequence[Tool], shown: set[str], k: int, cap: int = MORE_TOOLS_CAP
+) -> list[Tool]:
+    """For a later request: its top-k tools that match it at all and are not shown yet (at most `cap`)."""
+    ranked = [t for t, score in rank_tools(query, tools)[:k] if score > 0 and t.name not in shown][:cap]
+    keep = {id(t) for t in ranked}
     return [t for t in tools if id(t) in keep]

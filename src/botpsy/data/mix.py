@@ -14,9 +14,9 @@ sensitive with confirmation, injection) and two kinds built here from them:
 The prompt is the runtime's: the same chat format segments, the date and time line the agent adds
 to each user turn (`agent.dates.annotate`), and for a share of conversations the tool set the CLI
 shows with `--suites all --tool-top-k K` (BM25 retrieval over every installed tool from the first
-request, `agent.retrieval`) instead of the world's own tools (what `eval worlds` shows). A
-conversation whose later request needs a tool retrieval did not pick drops that request, as the
-runtime could not serve it either.
+request, `agent.retrieval`) instead of the world's own tools (what `eval worlds` shows). A later
+request gets the tools the agent would add to its turn (`retrieval.more_tools`); one whose tools
+the runtime would still not show is dropped, as the runtime could not serve it either.
 
 Phrasing: training requests come from the worlds' train templates (disjoint from evaluation's)
 and are varied here at the surface — a polite lead or tail, lower case, one typo in a word that no
@@ -31,8 +31,9 @@ from datetime import date
 
 from botpsy.agent.dates import annotate
 from botpsy.agent.loop import declined_result
-from botpsy.agent.retrieval import select_tools
+from botpsy.agent.retrieval import more_tools, select_tools
 from botpsy.data.synthetic_tools import synthetic_conversation
+from botpsy.protocol.formats import ChatFormat
 from botpsy.protocol.messages import Message
 from botpsy.tools.base import Tool
 from botpsy.worlds import DOMAINS, get_domain
@@ -141,25 +142,29 @@ def world_conversation(
     if not tasks:
         return None
     confirm = {t.name for t in domain.tools if t.labels.needs_confirmation}
-    tools = [t.schema() for t in domain.tools]
+    # what the user types: a surface variation of the template's request, decided first, since
+    # retrieval at run time ranks the typed text
+    users = [vary(t.user, rng, _gold_values(t)) if rng.random() < cfg.vary_share else t.user for t in tasks]
+    tools, system = [t.schema() for t in domain.tools], tasks[0].system
     shown = {t.name for t in domain.tools}
-    system = tasks[0].system
+    installed: list[Tool] = []
     if rng.random() < cfg.retrieval_share:
-        installed = all_tools()
-        chosen = select_tools(tasks[0].user, installed, cfg.tool_top_k)
+        chosen = select_tools(users[0], all_tools(), cfg.tool_top_k)
         if {c.name for c in tasks[0].gold_calls} <= {t.name for t in chosen}:
             tools, shown, system = [t.schema() for t in chosen], {t.name for t in chosen}, SYSTEM
+            installed = all_tools()
     conv = Conversation(name, tools, [Message("system", system)])
-    for task in tasks:
-        if not {c.name for c in task.gold_calls} <= shown:
-            continue  # the runtime would not show this request's tools after retrieval
-        user = task.user
-        if rng.random() < cfg.vary_share:
-            user = vary(user, rng, _gold_values(task))
-        gold = None
-        if rng.random() < cfg.declined_share:
-            gold = declined_variant(task, confirm)
-        conv.messages.append(Message("user", annotate(user, today)))
+    for n, (task, user) in enumerate(zip(tasks, users, strict=True)):
+        note, added = "", []
+        if installed and n > 0:
+            added = more_tools(user, installed, shown, cfg.tool_top_k)
+        if not {c.name for c in task.gold_calls} <= shown | {t.name for t in added}:
+            continue  # the runtime would not show this request's tools
+        if added:
+            shown |= {t.name for t in added}
+            note = ChatFormat("qwen35").more_tools([t.schema() for t in added])
+        gold = declined_variant(task, confirm) if rng.random() < cfg.declined_share else None
+        conv.messages.append(Message("user", annotate(user, today) + note))
         conv.messages.extend(_annotated(gold or task.gold_messages(), today))
     return conv if len(conv.messages) > 1 else None
 

@@ -86,6 +86,12 @@ class ChatFormat:
             body += "\n\n" + system_text
         return f"{IM_START}system\n{body}{IM_END}\n"
 
+    def more_tools(self, tools: list[dict[str, Any]]) -> str:
+        """The note a later user turn carries when retrieval adds tools after the system block."""
+        return (
+            "\n\nMore functions you can call:\n<tools>\n" + "\n".join(tojson(t) for t in tools) + "\n</tools>"
+        )
+
     def user(self, text: str) -> str:
         return f"{IM_START}user\n{text.strip()}{IM_END}\n"
 
