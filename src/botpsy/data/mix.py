@@ -36,6 +36,7 @@ from botpsy.data.synthetic_tools import synthetic_conversation
 from botpsy.protocol.formats import ChatFormat
 from botpsy.protocol.messages import Message
 from botpsy.tools.base import Tool
+from botpsy.tools.registry import all_tools
 from botpsy.worlds import DOMAINS, get_domain
 from botpsy.worlds.base import Task
 from botpsy.worlds.kit import SYSTEM, TODAY
@@ -68,13 +69,6 @@ def domain_list(domains: tuple[str, ...]) -> list[str]:
     for d in domains:
         get_domain(d)  # an unknown name fails here, listing the known ones
     return list(domains)
-
-
-def all_tools() -> list[Tool]:
-    """Every installed tool in the workspace's order (`Workspace` with all suites)."""
-    from botpsy.tools.registry import SUITES
-
-    return [t for s in SUITES.values() for t in s.tools]
 
 
 LEADS = ["Hey, ", "Please ", "Hi botpsy, ", "Quick one: ", "Could you ", "Can you please "]
@@ -149,10 +143,11 @@ def world_conversation(
     shown = {t.name for t in domain.tools}
     installed: list[Tool] = []
     if rng.random() < cfg.retrieval_share:
-        chosen = select_tools(users[0], all_tools(), cfg.tool_top_k)
+        candidates = all_tools()
+        chosen = select_tools(users[0], candidates, cfg.tool_top_k)
         if {c.name for c in tasks[0].gold_calls} <= {t.name for t in chosen}:
             tools, shown, system = [t.schema() for t in chosen], {t.name for t in chosen}, SYSTEM
-            installed = all_tools()
+            installed = candidates
     conv = Conversation(name, tools, [Message("system", system)])
     for n, (task, user) in enumerate(zip(tasks, users, strict=True)):
         note, added = "", []
