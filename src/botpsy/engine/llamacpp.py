@@ -25,6 +25,13 @@ Options beyond what `Llama()` takes:
   is what makes draft / prompt-lookup decoding possible on hybrid models. Memory: the recurrent
   state times (1 + k), about 19 MB per snapshot for Qwen3.5-0.8B (18 layers × 16 heads ×
   128 × 128 fp32). Architectures without support clamp it to 0 (see `rs_rollback`).
+* `extra_bufts` (auto): llama.cpp's extra CPU buffer types, where weights are repacked at load
+  (AVX2/NEON interleaved layouts, Intel AMX tiles). On a CPU with AMX (this project's CI and dev
+  machines: Sapphire Rapids-class, `amx_int8` in /proc/cpuinfo) a llama-cpp-python 0.3.36 wheel
+  built with `-march=native` compiles ggml's AMX buffer type in, and decoding through it
+  segfaults (a Q8_0 or Q4_K model, first `decode`; `tests/test_export_tiny_qwen.py` crashed the
+  whole test run). Auto turns extra buffer types off on such CPUs and keeps them elsewhere, where
+  the repacked Q4_0/Q4_K layouts are the fast path.
 * `grammar_first` (on): with a grammar, the model's own choice is checked against it first and
   the vocabulary masked only on a refusal (`engine.grammar.GrammarGate`), instead of llama.cpp's
   chain masking all 248k Qwen3.5 tokens on every step. Greedy output is the same either way.
@@ -69,38 +76,61 @@ def check_gguf(path: Path, what: str = "model") -> None:
         raise EngineError(f"{path} is not a GGUF file (starts with {head!r}, expected {GGUF_MAGIC!r})")
 
 
-_CONTEXT_PARAMS_LOCK = threading.Lock()
+_PARAMS_LOCK = threading.Lock()
+
+
+def cpu_has_amx(cpuinfo: str | None = None) -> bool:
+    """Whether the CPU advertises Intel AMX (Linux's `amx_int8` flag); False where unknown."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(errors="replace")
+        except OSError:
+            return False
+    for line in cpuinfo.splitlines():
+        if line.startswith("flags"):
+            return "amx_int8" in line.split(":", 1)[-1].split()
+    return False
 
 
 @contextlib.contextmanager
-def _context_params(**fields):
-    """Make `Llama()` create its context with extra `llama_context_params` fields set.
+def _llama_params(model: dict | None = None, context: dict | None = None):
+    """Make `Llama()` build its model and context with extra `llama_*_params` fields set.
 
-    `Llama.__init__` builds its params from `llama_cpp.llama_context_default_params()` and creates
-    the context right away, with no hook in between; wrapping that one function for the duration
-    of the constructor (under a lock) sets the fields before the context exists, where setting
-    them afterwards would mean building a second context.
+    `Llama.__init__` builds its params from `llama_cpp.llama_model_default_params()` and
+    `llama_context_default_params()` and loads right away, with no hook in between; wrapping those
+    functions for the duration of the constructor (under a lock) sets the fields before the model
+    and context exist, where setting them afterwards would mean loading twice.
     """
-    if not fields:
+    patches = {
+        name: fields
+        for name, fields in (("llama_model_default_params", model), ("llama_context_default_params", context))
+        if fields
+    }
+    if not patches:
         yield
         return
     import llama_cpp.llama as llama_module
 
     lib = llama_module.llama_cpp
-    original = lib.llama_context_default_params
+    originals = {name: getattr(lib, name) for name in patches}
 
-    def with_fields():
-        params = original()
-        for name, value in fields.items():
-            setattr(params, name, value)
-        return params
+    def with_fields(original, fields):
+        def make():
+            params = original()
+            for key, value in fields.items():
+                setattr(params, key, value)
+            return params
 
-    with _CONTEXT_PARAMS_LOCK:
-        lib.llama_context_default_params = with_fields
+        return make
+
+    with _PARAMS_LOCK:
+        for name, fields in patches.items():
+            setattr(lib, name, with_fields(originals[name], fields))
         try:
             yield
         finally:
-            lib.llama_context_default_params = original
+            for name, original in originals.items():
+                setattr(lib, name, original)
 
 
 @contextlib.contextmanager
@@ -136,6 +166,7 @@ class LlamaCppEngine:
         n_ubatch: int = 128,
         flash_attn: bool = False,
         use_mmap: bool = False,
+        extra_bufts: bool | None = None,
     ):
         from llama_cpp import Llama
 
@@ -145,8 +176,13 @@ class LlamaCppEngine:
             check_gguf(Path(lora_path), "LoRA adapter")
         t0 = time.perf_counter()
         ctx = contextlib.nullcontext() if verbose else _quiet_stderr()
+        if extra_bufts is None:
+            extra_bufts = not cpu_has_amx()
+        self.extra_bufts = extra_bufts
+        model_fields = {} if extra_bufts else {"use_extra_bufts": False}
+        context_fields = {"n_rs_seq": n_rs_seq} if n_rs_seq else {}
         try:
-            with ctx, _context_params(**({"n_rs_seq": n_rs_seq} if n_rs_seq else {})):
+            with ctx, _llama_params(model=model_fields, context=context_fields):
                 self.llm = Llama(
                     model_path=str(model_path),
                     lora_path=str(lora_path) if lora_path else None,
