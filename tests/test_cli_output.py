@@ -6,7 +6,9 @@ confirmation prompt swallowed its `[y/N]` and an argument like `rent[conceal]`);
 the context-window error advises, is accepted by run, chat and demo; the model's thinking mode
 (a manifest's `thinking: false`, a GGUF template without <think>) is honoured; `run ""` is a usage
 error before any model loads; chat shows each turn's own ttft and Ctrl-C drops the request in
-flight instead of ending the chat; `serve --help` explains every option.
+flight instead of ending the chat; chat streams the answer as it is generated, but never the
+reasoning, a tool call, or a claim the phantom guard then replaces; `serve --help` explains every
+option.
 """
 
 from __future__ import annotations
@@ -202,6 +204,63 @@ def test_ctrl_c_at_the_prompt_gives_a_fresh_prompt(monkeypatch, tmp_path):
     engine = TimedEngine(["a\n</think>\n\nOne."])
     code, asked = chat(monkeypatch, tmp_path, engine, [KeyboardInterrupt(), "hello", EOFError()])
     assert code == 0 and len(asked) == 3 and engine.n == 1
+
+
+class StreamingEngine(ScriptedEngine):
+    """Streams each reply in 5-character pieces and records what stdout shows after each piece."""
+
+    def __init__(self, texts, screen: io.StringIO):
+        super().__init__(texts)
+        self.screen, self.seen = screen, []
+
+    def generate(self, prompt_ids, max_tokens=512, temperature=0.0, on_text=None):
+        gen = super().generate(prompt_ids, max_tokens, temperature, None)
+        for i in range(0, len(gen.text), 5):
+            on_text(gen.text[i : i + 5])
+            self.seen.append(self.screen.getvalue())
+        return gen
+
+
+def streaming_chat(monkeypatch, tmp_path, replies, inputs):
+    screen = io.StringIO()
+    monkeypatch.setattr(cli, "out", Console(file=screen, highlight=False, soft_wrap=True))
+    engine = StreamingEngine(replies, screen)
+    code, _ = chat(monkeypatch, tmp_path, engine, inputs)
+    return code, engine, screen.getvalue()
+
+
+def test_chat_streams_the_answer_as_it_is_generated(monkeypatch, workspace, capsys):
+    """Issue 14 item 6: chat printed nothing until the turn ended; the reasoning and the call stay hidden."""
+    answer = "checking the result\n</think>\n\nYou have Standup [/] at 09:00. Anything else for December 3?"
+    code, engine, shown = streaming_chat(monkeypatch, workspace.root, [LIST_DEC_3, answer], ["dec 3?", ""])
+    assert code == 0
+    # the first sentence is on screen while the rest of the answer is still being generated
+    assert "You have Standup [/] at 09:00." in engine.seen[-2]
+    assert "Anything else" not in engine.seen[-2]
+    for screen in engine.seen:
+        assert "look it up" not in screen and "checking the result" not in screen
+        assert "<tool_call>" not in screen and "function=" not in screen
+    assert shown.count("You have Standup [/] at 09:00.") == 1
+    assert "botpsy> You have Standup [/] at 09:00. Anything else for December 3?\n" in shown
+
+
+def test_chat_never_streams_a_claim_the_guard_replaces(monkeypatch, tmp_path, capsys):
+    """Issue 14 item 1 under streaming: a claim after a declined call is never on screen, and the
+    'not done' line that replaces the answer is marked as a correction of what was shown."""
+    create = (
+        "add\n</think>\n\n<tool_call>\n<function=create_event>\n<parameter=title>\nDentist\n</parameter>\n"
+        "<parameter=start>\n2026-12-03T10:00\n</parameter>\n</function>\n</tool_call>"
+    )
+    done = "ok\n</think>\n\nAll right. Done: the dentist appointment is on your calendar. Bye now."
+    monkeypatch.setattr(cli.sys.stdin, "isatty", lambda: False, raising=False)  # no terminal: declined
+    code, engine, shown = streaming_chat(monkeypatch, tmp_path, [create, done, done], ["add a dentist", ""])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 0
+    for screen in engine.seen:
+        assert "Done" not in screen and "on your calendar" not in screen
+    assert "Done" not in shown and "on your calendar" not in shown
+    assert "botpsy> (corrected) This was not done: create_event was declined or failed" in shown
+    assert "it is replaced" in err
 
 
 # ---- serve --help ---------------------------------------------------------------------------------

@@ -83,32 +83,42 @@ def _system_today() -> str:
     return system_prompt(date.today())
 
 
-def _print_event(ev) -> None:
+def _note(*parts: str | tuple[str, str]) -> None:
+    say(console, *parts)
+
+
+def _print_event(ev, note=_note) -> None:
+    """One stderr line for an event worth showing; `note` prints it (chat first ends its open answer line)."""
     if ev.kind == "model":
         for c in ev.data.get("calls", []):
             call = json.loads(c)
             args = ", ".join(f"{k}={v!r}" for k, v in call["arguments"].items())
-            say(console, "  ", (f"→ {call['name']}", "cyan"), f"({args})")
+            note("  ", (f"→ {call['name']}", "cyan"), f"({args})")
         for e in ev.data.get("errors", []):
-            say(console, "  ", ("✗ unparseable output:", "red"), f" {e}")
+            note("  ", ("✗ unparseable output:", "red"), f" {e}")
     elif ev.kind == "tool":
-        say(console, "  ", (f"← {ev.data['result'][:200]}", "dim"))
+        note("  ", (f"← {ev.data['result'][:200]}", "dim"))
     elif ev.kind == "confirm" and not ev.data["approved"]:
-        say(console, "  ", ("declined", "yellow"), " (pass --yes to approve actions)")
+        note("  ", ("declined", "yellow"), " (pass --yes to approve actions)")
     elif ev.kind == "error":
-        say(console, "  ", (str(ev.data["message"]), "red"))
+        note("  ", (str(ev.data["message"]), "red"))
     elif ev.kind == "loop_guard":
         why = "it looped" if ev.data["reason"] == "loop" else "it reached its budget"
-        say(
-            console,
+        note(
             "  ",
             (f"reasoning cut after {ev.data['reasoning_tokens']} tokens", "yellow"),
             f" ({why})",
         )
     elif ev.kind == "phantom_guard":
-        say(console, "  ", ("the answer claimed an action no tool made; asking for the call", "yellow"))
+        note("  ", ("the answer claimed an action no tool made; asking for the call", "yellow"))
+    elif ev.kind == "claim_replaced":
+        undone = ", ".join(ev.data["not_done"])
+        note(
+            "  ",
+            (f"the answer claimed what {undone} did not do (declined or failed); it is replaced", "yellow"),
+        )
     elif ev.kind == "tool_retrieval":
-        say(console, "  ", (f"tools: {', '.join(ev.data['tools'])} (of {ev.data['installed']})", "dim"))
+        note("  ", (f"tools: {', '.join(ev.data['tools'])} (of {ev.data['installed']})", "dim"))
 
 
 def _timing_line(trace, since: int = 0) -> str:
@@ -153,6 +163,12 @@ def _paused():
     finally:
         if status is not None:
             status.start()
+
+
+def _spinner(on: bool) -> None:
+    """Start or stop the spinner of `_working`, if one runs (streamed text must not share its line)."""
+    if _status:
+        _status[-1].start() if on else _status[-1].stop()
 
 
 def _agent_config(a, engine):
@@ -222,13 +238,16 @@ def cmd_chat(a) -> int:
             raise UsageError(f"cannot start the MCP server {a.mcp!r}: {e}") from None
         say(console, (f"MCP: {len(extra)} tool(s) from {a.mcp}", "dim"))
     env = _workspace(a.workspace, a.suites, extra)
+    config = _agent_config(a, engine)
+    printer = _ChatPrinter(config.thinking)
     agent = Agent(
         engine,
         env,
         _system_today(),
-        _agent_config(a, engine),
+        config,
         _confirm_fn(a.yes),
-        on_event=_print_event,
+        on_event=printer.event,
+        on_text=printer.stream.feed,
         today=date.today(),
     )
     say(
@@ -247,21 +266,87 @@ def cmd_chat(a) -> int:
         if not text.strip():
             break
         mark = _mark(agent)
+        printer.new_turn()
         try:
             with _working():
                 trace = agent.send(text)
         except KeyboardInterrupt:
             _restore(agent, mark)
+            printer.close()
             say(
                 console,
                 ("interrupted: that request is dropped (actions already approved stay done)", "yellow"),
             )
             continue
-        say(out, ("botpsy>", "bold blue"), f" {trace.final_answer or '(no answer)'}")
+        printer.finish(_turn_answer(trace, mark["messages"]) or "(no answer)")
         say(console, (_timing_line(trace, since=mark["timings"]), "dim"))
     if conn is not None:
         conn.close()
     return 0
+
+
+class _ChatPrinter:
+    """A chat turn as it is generated: the answer streams to stdout as far as it can stand
+    (`agent.stream.AnswerStream` holds back every action claim until its step is decided), event
+    lines go to stderr on lines of their own, and `finish` prints the rest of the final answer, or
+    the whole of it marked as a correction when the guard replaced what had been shown."""
+
+    def __init__(self, thinking: bool):
+        from botpsy.agent.stream import AnswerStream
+
+        self.stream = AnswerStream(self._show, thinking)
+        self.open = False  # a "botpsy>" line on stdout waits for more of its answer
+        self.answer: str | None = None  # what was shown of the last answer step (None: none yet)
+
+    def new_turn(self) -> None:
+        self.stream.reset()
+        self.answer = None
+
+    def _show(self, text: str) -> None:
+        if not self.open:
+            _spinner(False)
+            say(out, ("botpsy>", "bold blue"), " ", end="")
+            self.open = True
+        say(out, text, end="")
+
+    def close(self) -> None:
+        if self.open:
+            say(out, "")
+            self.open = False
+
+    def _note(self, *parts: str | tuple[str, str]) -> None:
+        self.close()
+        _note(*parts)
+
+    def event(self, ev) -> None:
+        if ev.kind == "model":
+            self.stream.end_step()
+            is_answer = not (ev.data.get("calls") or ev.data.get("errors"))
+            self.answer = self.stream.shown if is_answer else None
+        _print_event(ev, self._note)
+        if not self.open:
+            _spinner(True)  # the model works on (or the turn ends, which stops it)
+
+    def finish(self, final: str) -> None:
+        shown = self.answer or ""
+        if shown and final.startswith(shown) and self.open:
+            say(out, final[len(shown) :])
+            self.open = False
+            return
+        self.close()
+        if shown and not final.startswith(shown):
+            say(out, ("botpsy>", "bold blue"), " ", ("(corrected) ", "bold yellow"), final)
+        else:
+            say(out, ("botpsy>", "bold blue"), f" {final}")
+
+
+def _turn_answer(trace, since: int) -> str:
+    """The answer of the turn whose messages start at `since` ("" when it ended without one; a
+    chat's trace also holds the answers of earlier turns)."""
+    for m in reversed(trace.messages[since:]):
+        if m.role == "assistant" and not m.tool_calls:
+            return m.content
+    return ""
 
 
 def _mark(agent) -> dict:
