@@ -774,7 +774,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     from botpsy.engine.base import EngineError
-    from botpsy.stores.ics import StoreError
+    from botpsy.stores.common import StoreError
 
     args = build_parser().parse_args(argv)
     try:

@@ -32,11 +32,8 @@ from pathlib import Path
 import icalendar
 from filelock import FileLock, Timeout
 
+from botpsy.stores.common import StoreError, atomic_write, copy_aside, os_error
 from botpsy.tools.calendar import DT_FORMAT, CalendarState, Event
-
-
-class StoreError(Exception):
-    """A store that cannot be read or written; the message says what to do."""
 
 
 @dataclass
@@ -130,8 +127,6 @@ def _read(path: Path) -> _Loaded:
             loaded.state.events.append(ev)
             loaded.origin[ev.id] = (ev.model_copy(deep=True), comp)
     except Exception as e:  # icalendar raises ValueError, KeyError, IndexError… on broken input
-        from botpsy.stores.common import copy_aside  # common imports StoreError from here
-
         raise StoreError(
             f"cannot read calendar {path}: {type(e).__name__}: {e}. The file was left untouched "
             f"({copy_aside(path)}); fix or move it, then try again."
@@ -294,8 +289,6 @@ def dumps(state: CalendarState) -> bytes:
 
 
 def _write(loaded: _Loaded, state: CalendarState, path: Path) -> None:
-    from botpsy.stores.common import atomic_write, os_error  # common imports StoreError from here
-
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
