@@ -5,6 +5,7 @@ Subject header in a reply or forward (ValueError from the email package), `atten
 (AttributeError), `amount=1e308` (decimal.InvalidOperation), `start=9999-12-31T23:59`
 (OverflowError), a JSON column that is not JSON (JSONDecodeError, and no backup made), a missing
 workspace on a read-only file system (OSError), and a tool that raises something unforeseen.
+A world call is all or nothing: a tool that changes the state and then fails leaves no half change.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ import mailbox
 import pathlib
 import sqlite3
 from datetime import datetime
+from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from botpsy.stores.workspace import Workspace, seed_workspace
 from botpsy.tools.base import Toolbox, ToolError, tool
@@ -203,6 +206,56 @@ def test_world_call_turns_any_exception_into_a_tool_error():
     world = World([explode, huge], state=None)
     assert "ZeroDivisionError" in error_of(world.call("explode", {"n": 3}))
     assert "huge could not run" in error_of(world.call("huge", {}))
+
+
+class Shelf(BaseModel):
+    items: list[str] = []
+    count: int = 0
+    nested: dict[str, list[int]] = {}
+
+
+@tool(mutates=True)
+def stock(state: Shelf, item: str, fail: str = "") -> dict:
+    """Add an item, then fail half-way when told to.
+
+    Args:
+        item: what to add
+        fail: "tool" raises a ToolError after the change, "crash" a ZeroDivisionError, "interrupt" Ctrl-C
+    """
+    state.items.append(item)
+    state.nested.setdefault("a", []).append(len(state.items))
+    state.count += 1
+    if fail == "tool":
+        raise ToolError(f"{item} does not fit")
+    if fail == "crash":
+        return {"ratio": 1 / 0}
+    if fail == "interrupt":
+        raise KeyboardInterrupt
+    return {"ok": True}
+
+
+class HookedShelf(Shelf):
+    hook: Any = None  # a value pickle cannot hold: the snapshot falls back to a deep copy
+
+
+@pytest.mark.parametrize("fail", ["tool", "crash", "interrupt"])
+@pytest.mark.parametrize("kind", [Shelf, HookedShelf])
+def test_a_tool_that_changes_the_state_and_then_fails_changes_nothing(fail, kind):
+    """A failed call left its half change in the world: in the state hash, and in what the model read."""
+    shelf = kind(items=["tea"], count=1, nested={"a": [1]})
+    if kind is HookedShelf:
+        shelf.hook = lambda: 0
+    world = World([stock], shelf)
+    before = world.hash()
+    if fail == "interrupt":
+        with pytest.raises(KeyboardInterrupt):
+            world.call("stock", {"item": "jam", "fail": fail})
+    else:
+        error_of(world.call("stock", {"item": "jam", "fail": fail}))
+    assert world.state is shelf  # restored in place: builders hold this object
+    assert (shelf.items, shelf.count, shelf.nested) == (["tea"], 1, {"a": [1]}) and world.hash() == before
+    assert "ok" in json.loads(world.call("stock", {"item": "jam"}))  # a good call still applies
+    assert shelf.items == ["tea", "jam"] and shelf.count == 2 and shelf.nested == {"a": [1, 2]}
 
 
 def test_workspace_call_and_execute_turn_any_exception_into_a_tool_error(tmp_path):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
@@ -87,8 +88,38 @@ class Domain(Protocol):
     def generate(self, n: int, seed: int, split: str) -> list[Task]: ...
 
 
+def snapshot_state(state: Any) -> bytes | BaseModel | None:
+    """What `restore_state` needs to undo a failed call: the state pickled (2-3x cheaper than a deep
+    copy on the seeded worlds, and most calls succeed), or a deep copy of a state pickle cannot
+    hold; None for a state that is not a pydantic model (some tests pass None)."""
+    if not isinstance(state, BaseModel):
+        return None
+    try:
+        return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return state.model_copy(deep=True)
+
+
+def restore_state(state: BaseModel, snapshot: bytes | BaseModel | None) -> None:
+    """Put the snapshot's values back into `state` itself, not a new object: task builders and the
+    acting user hold the world's state object, and a rebound `world.state` would leave them stale."""
+    if snapshot is None:
+        return
+    saved = pickle.loads(snapshot) if isinstance(snapshot, bytes) else snapshot
+    state.__dict__.update(saved.__dict__)
+    for internal in ("__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__"):
+        object.__setattr__(state, internal, getattr(saved, internal))
+
+
 class World:
-    """An in-memory environment: one domain's state, its tools, and a log of executed calls."""
+    """An in-memory environment: one domain's state, its tools, and a log of executed calls.
+
+    A call is all or nothing: a tool that raises after changing part of the state (appended an
+    item, then failed on the next argument) leaves the state as it was before the call, as a
+    store's atomic write does in the assistant (`stores.workspace`). Without that, the failed
+    call's half change would count in the state hash and the model would see data it was told
+    was not written.
+    """
 
     def __init__(self, tools: list[Tool], state: BaseModel):
         self.toolbox = Toolbox(tools)
@@ -99,12 +130,18 @@ class World:
         self.calls.append(ToolCall(name, dict(arguments)))
         if name not in self.toolbox:
             return error_text(f"there is no tool {name!r}; available: {', '.join(self.toolbox.names())}")
+        snapshot = snapshot_state(self.state)
         try:
             return result_text(self.toolbox[name](self.state, **arguments))
         except ToolError as e:
+            restore_state(self.state, snapshot)
             return error_text(str(e))
         except Exception as e:  # what validation missed reaches the model as an error, as in Workspace
+            restore_state(self.state, snapshot)
             return error_text(str(unexpected_failure(name, e)))
+        except BaseException:  # Ctrl-C half-way: undo the half change, then stop
+            restore_state(self.state, snapshot)
+            raise
 
     def hash(self) -> str:
         return state_hash(self.state)
