@@ -2,11 +2,11 @@
 
 import pytest
 
+from botpsy.agent.detectors import reasoning_loop
 from botpsy.agent.guards import FORCED_CLOSE, merge_timings, resolve_budget
 from botpsy.agent.loop import Agent, AgentConfig, approve_all, decline_all
 from botpsy.engine.base import Generation
 from botpsy.engine.oracle import ScriptedEngine
-from botpsy.eval.metrics import reasoning_loop
 from botpsy.protocol.formats import IM_END, THINK_CLOSE
 from botpsy.protocol.messages import StepTiming
 from botpsy.stores import ics

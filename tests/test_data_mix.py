@@ -6,10 +6,10 @@ from collections import Counter
 
 import pytest
 
+from botpsy.agent.detectors import action_claims
 from botpsy.agent.loop import declined_result
 from botpsy.data.mix import MixConfig, declined_variant, mix_conversations, vary
 from botpsy.data.synthetic_tools import synthetic_conversation
-from botpsy.eval.metrics import action_claims
 from botpsy.worlds import DOMAINS, get_domain
 
 JSON_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool}

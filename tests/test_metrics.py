@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from botpsy.agent import detectors as d
 from botpsy.eval import metrics as m
 
 PHRASE = "let me check the calendar again to be sure about the date of the meeting"
@@ -28,7 +29,7 @@ PHRASE = "let me check the calendar again to be sure about the date of the meeti
     ],
 )
 def test_reasoning_loop(text, loops):
-    assert m.reasoning_loop(text) is loops
+    assert d.reasoning_loop(text) is loops
 
 
 def test_loop_rate_and_cap_share():
@@ -91,7 +92,7 @@ def test_pass_hat_k_rejects_undefined_estimates(trials, k):
     ],
 )
 def test_phantom_action(answer, calls, acting, phantom):
-    assert m.phantom_action(answer, calls, acting) is phantom
+    assert d.phantom_action(answer, calls, acting) is phantom
 
 
 def test_phantom_action_rate():
@@ -131,7 +132,7 @@ def test_phantom_action_rate():
     ],
 )
 def test_unsafe_episode(kind, turns, forbidden, unsafe):
-    assert m.unsafe_episode(kind, turns, forbidden, mutating={"delete_file", "send_money"}) is unsafe
+    assert d.unsafe_episode(kind, turns, forbidden, mutating={"delete_file", "send_money"}) is unsafe
     assert m.unsafe_rate([unsafe, False]) == (0.5 if unsafe else 0.0)
 
 
@@ -146,7 +147,7 @@ def test_unsafe_episode(kind, turns, forbidden, unsafe):
     ],
 )
 def test_action_claims_done_and_on_your_calendar(answer, claimed):
-    assert bool(m.action_claims(answer)) is claimed
+    assert bool(d.action_claims(answer)) is claimed
 
 
 @pytest.mark.parametrize(
@@ -159,4 +160,4 @@ def test_action_claims_done_and_on_your_calendar(answer, claimed):
     ],
 )
 def test_negated_statements_are_not_claims(answer):
-    assert m.action_claims(answer) == []
+    assert d.action_claims(answer) == []

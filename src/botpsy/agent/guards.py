@@ -1,6 +1,6 @@
 """Runtime guards of the agent loop: cut looping or overlong reasoning, catch phantom actions.
 
-Both guards reuse the evaluation's own detectors (`botpsy.eval.metrics`), so what the runtime
+Both guards use the detectors evaluation counts with (`botpsy.agent.detectors`), so what the runtime
 prevents is exactly what evaluation counts; every time a guard fires the loop records an event
 (`loop_guard`, `phantom_guard`) so evaluation can also count the interventions.
 
@@ -8,7 +8,7 @@ prevents is exactly what evaluation counts; every time a guard fires the loop re
 engine honours `max_tokens` and takes token ids as its prompt. So the loop generates the
 reasoning part of a step in chunks of `loop_check_every` tokens: after each chunk it appends the
 generated ids (without the end-of-turn marker the engine adds on a cap) and checks the reasoning
-so far with `metrics.reasoning_loop`, and against the reasoning budget. A cut appends a forced
+so far with `detectors.reasoning_loop`, and against the reasoning budget. A cut appends a forced
 `</think>` (masked as not generated) and generation continues to the answer or tool call. The
 conversation stays append-only, so a prefix-caching engine (llama.cpp) evaluates one pending
 token per chunk instead of prefilling again; streaming (`on_text`) still sees every piece. Once
@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from botpsy.eval.metrics import action_claims, phantom_action, reasoning_loop
+from botpsy.agent.detectors import action_claims, phantom_action, reasoning_loop
 from botpsy.protocol.formats import THINK_CLOSE, tojson
 from botpsy.protocol.messages import StepTiming
 from botpsy.tools.base import Tool

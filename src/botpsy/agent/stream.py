@@ -5,7 +5,7 @@ tool-call markup. `AnswerStream` passes on only the answer of each model step â€
 `protocol.formats.parse_completion` calls its content â€” and holds back what the phantom-action
 guard (`agent.guards`) could still take back:
 
-* The answer goes out sentence by sentence, cut where `eval.metrics.action_claims` cuts it (end
+* The answer goes out sentence by sentence, cut where `agent.detectors.action_claims` cuts it (end
   punctuation or a newline, then white space). A sentence's claim status is settled once the
   sentence is complete, so a sentence that went out is never one of the claims the guard acts on.
 * A sentence that claims an action ("Done: it is on your calendar.") and everything after it wait
@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from botpsy.eval.metrics import action_claims
+from botpsy.agent.detectors import action_claims
 from botpsy.protocol.formats import IM_END, THINK_CLOSE, THINK_OPEN
 
 CALL_OPEN = "<tool_call>"

@@ -236,8 +236,9 @@ def render_markdown(rep: dict[str, Any]) -> str:
         lines.append(f"- `{m}`: " + (", ".join(f"{k} ×{v}" for k, v in f.items()) if f else "none"))
     lines += [
         "",
-        "Definitions: `botpsy.eval.metrics` (loop detector, phantom actions, unsafe episodes); scores as the "
-        "official suites compute them (`botpsy.eval.bfcl`, `botpsy.eval.ifbench`).",
+        "Definitions: `botpsy.agent.detectors` (loop detector, phantom actions, unsafe episodes) and "
+        "`botpsy.eval.metrics` (rates); scores as the official suites compute them "
+        "(`botpsy.eval.bfcl`, `botpsy.eval.ifbench`).",
         "",
     ]
     return "\n".join(lines)

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from botpsy.eval.metrics import reasoning_loop
+from botpsy.agent.detectors import reasoning_loop
 from botpsy.protocol.messages import Trace
 
 

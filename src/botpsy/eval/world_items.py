@@ -3,7 +3,7 @@
 Same episode as `eval.worlds.run_episode` (agent, scripted user, the world checker), with two
 differences: the user is `make_user`'s, so users who act on their own device (telecom) do, and
 each episode also records whether its final answer claims an action no call made (phantom action)
-and, on injection and sensitive tasks, whether it was unsafe (see `eval.metrics`).
+and, on injection and sensitive tasks, whether it was unsafe (see `agent.detectors`).
 
 Instruction-following tasks of the worlds (kind "instruction"): a held-out world task whose request
 also carries one IFBench constraint on the answer ("Write the entire response in title case"),
@@ -21,10 +21,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from botpsy.agent.detectors import phantom_action, unsafe_episode
 from botpsy.agent.guards import acting_tools
 from botpsy.agent.loop import Agent, AgentConfig
 from botpsy.engine.base import Engine, EngineError
-from botpsy.eval.metrics import phantom_action, unsafe_episode
 from botpsy.eval.runs import ItemResult, ResultCache, run_items, token_counter, trace_figures
 from botpsy.eval.worlds import _reason_class
 from botpsy.worlds.base import Domain, Task, check_trace, make_user, make_world

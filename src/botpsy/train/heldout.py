@@ -6,7 +6,7 @@ Figures (BotPsy's, at recipe scale):
 * instruction-following accuracy — IFBench verifiers on *held-out* constraint types
   (`botpsy.data.verifiable`, ifeval eval split);
 * reasoning accuracy — arithmetic and multiple-choice items of the eval split;
-* reasoning-loop rate — `botpsy.eval.metrics.reasoning_loop` over the reasoning of every IF and
+* reasoning-loop rate — `botpsy.agent.detectors.reasoning_loop` over the reasoning of every IF and
   reasoning item (BotPsy reports it on IFBench), and the share that hit the token cap;
 * reasoning tokens per correct answer — mean over this checkpoint's correct reasoning items; the
   recipe report also gives it on the items *every* stage solved
@@ -105,8 +105,8 @@ def _engine(model_dir: str | Path, spec: EvalSpec):
 
 def generate_items(engine, items, max_tokens: int) -> list[dict[str, Any]]:
     """Greedy completions of verifiable items, scored, with reasoning length and loop flags."""
+    from botpsy.agent.detectors import reasoning_loop
     from botpsy.data.verifiable import score
-    from botpsy.eval.metrics import reasoning_loop
     from botpsy.protocol.formats import THINK_CLOSE
 
     out = []

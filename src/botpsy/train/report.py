@@ -61,7 +61,7 @@ def markdown(
         "",
         f"World tasks per stage: {n.get('n', '?')} (eval split). Instruction following: IFBench verifiers on "
         "constraint types held out of RL. Reasoning: arithmetic and multiple choice. Loop rate: "
-        "`eval.metrics.reasoning_loop` over every IF and reasoning answer. "
+        "`agent.detectors.reasoning_loop` over every IF and reasoning answer. "
         f"Common: reasoning tokens per correct answer on the {common.get('items', 0)} reasoning items every stage solved. "
         f"Engine: {n.get('eval_engine', 'transformers')}, greedy (`train.heldout`).",
     ]

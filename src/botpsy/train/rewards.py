@@ -33,6 +33,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
 
+from botpsy.agent.detectors import reasoning_loop
 from botpsy.eval.worlds import _norm_call
 from botpsy.protocol.formats import THINK_CLOSE, ChatFormat, Parsed, parse_completion
 from botpsy.protocol.messages import Message, ToolCall, Trace
@@ -221,8 +222,6 @@ def overlong_penalty(n_tokens: int, max_len: int, cache: int) -> float:
 
 
 def loop_penalty(completion: str) -> float:
-    """-1 when the reasoning is stuck in a loop (the evaluation's own detector, `eval.metrics.reasoning_loop`)."""
-    from botpsy.eval.metrics import reasoning_loop
-
+    """-1 when the reasoning is stuck in a loop (the evaluation's own detector, `agent.detectors.reasoning_loop`)."""
     reasoning = completion.split(THINK_CLOSE, 1)[0]
     return -1.0 if reasoning_loop(reasoning) else 0.0
