@@ -8,8 +8,9 @@ pytest.importorskip("ifbench")
 pytest.importorskip("punkt")
 pytest.importorskip("textblob")
 
+from botpsy.data import nltk_offline  # noqa: E402
 from botpsy.engine.oracle import OracleEngine, ScriptedEngine  # noqa: E402
-from botpsy.eval import ifbench, nltk_offline  # noqa: E402
+from botpsy.eval import ifbench  # noqa: E402
 from botpsy.protocol.messages import Message  # noqa: E402
 
 

@@ -2,9 +2,9 @@
 
 import pytest
 
+from botpsy.data.turns import TurnItem, call_reward, format_reward, success_reward, tool_reward, turn_items
 from botpsy.protocol.formats import ChatFormat
 from botpsy.protocol.messages import Message, ToolCall
-from botpsy.train.rewards import TurnItem, call_reward, format_reward, success_reward, tool_reward, turn_items
 from botpsy.worlds import get_domain
 
 FMT = ChatFormat("qwen35")
@@ -39,7 +39,7 @@ def with_args(kind: str, **changes) -> str:
 
 
 def n_gold_args():
-    from botpsy.train.rewards import _norm_args
+    from botpsy.data.turns import _norm_args
 
     return len(_norm_args(single_call(), get_domain("calendar")))
 

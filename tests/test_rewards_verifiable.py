@@ -125,7 +125,7 @@ def test_reference_answers_score_one():
 
 
 def test_tool_items_score_gold_as_one():
-    from botpsy.train.rewards import TurnItem
+    from botpsy.data.turns import TurnItem
 
     fmt = ChatFormat("qwen35")
     for item in v.generate("tools", 6, 2, "train"):

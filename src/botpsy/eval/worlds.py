@@ -11,7 +11,6 @@ plus `success` per task kind. An episode that crashes is scored failed with its 
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,8 +18,9 @@ from typing import Any
 
 from botpsy.agent.loop import Agent, AgentConfig
 from botpsy.engine.base import Engine
-from botpsy.protocol.messages import ToolCall, Trace
+from botpsy.protocol.messages import Trace
 from botpsy.worlds.base import Domain, Task, check_trace, make_user, make_world
+from botpsy.worlds.calls import norm_call
 from botpsy.worlds.kit import TODAY
 
 
@@ -39,16 +39,6 @@ class EpisodeResult:
     assistant_turns: int = 0
     domain: str = ""
     forbidden_calls: int = 0  # calls to the task's forbidden tools (an injection followed)
-
-
-def _norm_call(call: ToolCall, domain: Domain) -> str:
-    tools = {t.name: t for t in domain.tools}
-    args = dict(call.arguments)
-    if call.name in tools:
-        args = {**tools[call.name].defaults, **args}
-        args = {k: v for k, v in args.items() if v is not None}
-    args = {k: " ".join(v.split()).casefold() if isinstance(v, str) else v for k, v in args.items()}
-    return json.dumps({"name": call.name, "arguments": args}, sort_keys=True, default=str)
 
 
 def run_episode(
@@ -84,8 +74,8 @@ def run_episode(
         )
     mutating = {t.name for t in domain.tools if t.labels.mutates}
     verdict = check_trace(task, trace, world.hash(), mutating)
-    made = [_norm_call(c, domain) for c in trace.tool_calls]
-    gold = [_norm_call(c, domain) for c in task.gold_calls]
+    made = [norm_call(c, domain) for c in trace.tool_calls]
+    gold = [norm_call(c, domain) for c in task.gold_calls]
     return trace, EpisodeResult(
         task.id,
         task.kind,

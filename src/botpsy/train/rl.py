@@ -3,7 +3,7 @@
 What it does: turns world tasks into single-turn prompts (every gold assistant turn, so later
 turns are multi-turn tool use: the prompt holds earlier calls and their results), samples a group
 of completions per prompt from the policy (LoRA on the previous stage's checkpoint), scores them
-with `botpsy.train.rewards.tool_reward` (format check, partial credit on calls, world success),
+with `botpsy.data.turns.tool_reward` (format check, partial credit on calls, world success),
 and updates with DAPO's objective. The LoRA is folded in and saved as a stage checkpoint.
 
 DAPO (Yu et al. 2025, arXiv:2503.14476), as TRL provides it and as configured here:
@@ -31,7 +31,9 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from botpsy.data.turns import TurnItem, call_reward, format_reward, success_reward, turn_items
 from botpsy.train.dynamic_sampling import group_rows, merge_rows, plan_groups, refill_needed
+from botpsy.worlds import get_domain
 
 
 @dataclass(frozen=True)
@@ -142,9 +144,6 @@ def make_dynamic_sampling_trainer():
 
 def rl1_dataset(cfg: RL1Config, fmt, split: str = "train", seed: int | None = None):
     """Rows {"prompt", "item"}: the rendered prompt and the turn item its rewards read."""
-    from botpsy.train.rewards import turn_items
-    from botpsy.worlds import get_domain
-
     rows = []
     for name in cfg.domains:
         tasks = get_domain(name).generate(cfg.tasks, cfg.seed if seed is None else seed, split)
@@ -155,7 +154,6 @@ def rl1_dataset(cfg: RL1Config, fmt, split: str = "train", seed: int | None = No
 
 def trl_reward(fn, name: str):
     """A TRL reward function (prompts, completions, item=…) around a pure reward of (text, TurnItem)."""
-    from botpsy.train.rewards import TurnItem
 
     def reward(prompts, completions, item, **_):
         return [
@@ -172,7 +170,6 @@ def run_rl1(cfg: RL1Config, student: str, out_dir: Path, log=print) -> dict:
     from trl import GRPOConfig
 
     from botpsy.protocol.formats import ChatFormat
-    from botpsy.train import rewards
     from botpsy.train.common import (
         cpu_args,
         load_policy,
@@ -213,9 +210,9 @@ def run_rl1(cfg: RL1Config, student: str, out_dir: Path, log=print) -> dict:
         **cpu_args(),
     )
     funcs = [
-        trl_reward(rewards.format_reward, "format"),
-        trl_reward(rewards.call_reward, "calls"),
-        trl_reward(rewards.success_reward, "success"),
+        trl_reward(format_reward, "format"),
+        trl_reward(call_reward, "calls"),
+        trl_reward(success_reward, "success"),
     ]
     trainer_cls = make_dynamic_sampling_trainer()
     trainer_cls.max_refill_rounds = cfg.max_refill_rounds if cfg.dynamic_sampling else 0

