@@ -1,5 +1,6 @@
 """`botpsy serve` under abuse (issue 14, item 5): body limit, read deadline, 400s for every malformed
-field, streamed requests refused before the 200, the API key, and the DNS-rebinding Host/Origin guard.
+field, streamed requests refused before the 200, the API key, the DNS-rebinding Host/Origin guard,
+and the cap on open connections (a 503 with Retry-After beyond it, never a hang).
 
 All on loopback against a scripted engine; the read deadline is shortened so the stall tests take
 well under a second each.
@@ -23,13 +24,14 @@ OK = {"messages": [{"role": "user", "content": "hi"}]}
 def start():
     servers = []
 
-    def _start(**cfg):
+    def _start(engine=None, **cfg):
         cfg.setdefault("read_timeout_s", 0.5)
-        srv = make_server(ScriptedEngine([]), "127.0.0.1", 0, config=ServeConfig(**cfg))
+        srv = make_server(engine or ScriptedEngine([]), "127.0.0.1", 0, config=ServeConfig(**cfg))
         threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
         servers.append(srv)
         return srv.server_port
 
+    _start.server = lambda port: next(srv for srv in servers if srv.server_port == port)
     yield _start
     for srv in servers:
         srv.shutdown()
@@ -308,6 +310,108 @@ def test_250_malformed_requests_give_no_500_and_no_hang(start):
     assert request(port, OK)[0] == 200
 
 
+class HeldEngine(ScriptedEngine):
+    """Generates only once `release` is set, so requests pile up on the server."""
+
+    def __init__(self):
+        super().__init__([])
+        self.release, self.started = threading.Event(), threading.Event()
+
+    def generate(self, prompt_ids, max_tokens=512, temperature=0.0, on_text=None):
+        self.started.set()
+        assert self.release.wait(10)
+        return super().generate(prompt_ids, max_tokens, temperature, on_text)
+
+
+def wait_for(predicate, seconds=5.0):
+    end = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < end, "timed out"
+        time.sleep(0.01)
+
+
+def post_in_two_sends(port, pause=0.05):
+    """A POST whose headers and body go out apart, as http.client sends them: (head, body) bytes."""
+    body = json.dumps(OK).encode()
+    with socket.create_connection(("127.0.0.1", port), timeout=3) as s:
+        s.sendall(
+            f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+        )
+        time.sleep(pause)
+        s.sendall(body)  # a server that answered and closed already would break this send
+        got = b""
+        while chunk := s.recv(65536):
+            got += chunk
+    head, _, text = got.partition(b"\r\n\r\n")
+    return head, text.decode()
+
+
+def test_connections_past_the_cap_get_a_503_with_retry_after_at_once(start):
+    """No cap before: every connection got a thread and its request queued for the engine."""
+    engine = HeldEngine()
+    port = start(engine, max_connections=2, retry_after_s=3, read_timeout_s=5.0)
+    srv = start.server(port)
+    held = []
+    for _ in range(2):  # one generating, one queued for the engine lock
+        threading.Thread(target=lambda: held.append(request(port, OK, timeout=10)), daemon=True).start()
+    assert engine.started.wait(5)
+    wait_for(lambda: srv.connections == 2)
+    for _ in range(10):
+        t0 = time.monotonic()
+        head, text = post_in_two_sends(port)
+        assert time.monotonic() - t0 < 1.0
+        assert head.startswith(b"HTTP/1.1 503 ") and b"\r\nRetry-After: 3\r\n" in head, head
+        assert b"application/json" in head and b"Connection: close" in head
+        assert "all 2 connections are in use" in error_of(text)
+    assert srv.connections == 2  # refused connections never took a serving slot
+    engine.release.set()
+    wait_for(lambda: len(held) == 2)
+    assert [code for code, _ in held] == [200, 200]
+    wait_for(lambda: srv.connections == 0 and srv.refusing == 0)
+    assert request(port, OK)[0] == 200
+
+
+def test_a_flood_past_both_pools_is_answered_by_the_accepting_thread(start):
+    engine = HeldEngine()
+    port = start(engine, max_connections=1, read_timeout_s=5.0)
+    srv = start.server(port)
+    threading.Thread(target=lambda: request(port, OK, timeout=10), daemon=True).start()
+    assert engine.started.wait(5)
+    silent = socket.create_connection(("127.0.0.1", port))  # takes the one refusing thread, sends nothing
+    try:
+        wait_for(lambda: srv.refusing == 1)
+        answers = [request(port, OK, timeout=2) for _ in range(30)]
+        assert [code for code, _ in answers] == [503] * 30
+        # answered without reading, by the accepting thread (the refusing pool's answer names the cap)
+        assert {error_of(text) for _, text in answers} == {"the server is busy; retry in a moment"}
+        assert (srv.connections, srv.refusing) == (1, 1)
+    finally:
+        silent.close()
+        engine.release.set()
+    wait_for(lambda: srv.connections == 0 and srv.refusing == 0)
+    assert request(port, OK)[0] == 200
+
+
+def test_stalled_connections_hold_their_slot_only_until_the_read_deadline(start):
+    port = start(max_connections=3, read_timeout_s=0.5)
+    stalled = [socket.create_connection(("127.0.0.1", port)) for _ in range(3)]
+    try:
+        stalled[0].sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and no more
+        wait_for(lambda: start.server(port).connections == 3)
+        code, text = request(port, OK, timeout=2)
+        assert code == 503 and "busy" in error_of(text)
+        wait_for(lambda: start.server(port).connections == 0, seconds=3)  # the deadline closed them
+        assert request(port, OK, timeout=2)[0] == 200
+    finally:
+        for s in stalled:
+            s.close()
+
+
+def test_max_connections_must_be_positive():
+    with pytest.raises(ValueError, match="max_connections"):
+        ServeConfig(max_connections=0)
+
+
 def test_serve_flags_reach_the_server(monkeypatch):
     """`botpsy serve --api-key K --allow-host H` hands both to `make_server` (the environment is the fallback)."""
     from botpsy import cli
@@ -316,7 +420,9 @@ def test_serve_flags_reach_the_server(monkeypatch):
         ["serve", "--api-key", "k", "--allow-host", "box.lan", "--allow-host", "x"]
     )
     assert (a.api_key, a.allow_host) == ("k", ["box.lan", "x"])
+    assert cli.build_parser().parse_args(["serve", "--max-connections", "4"]).max_connections == 4
     a = cli.build_parser().parse_args(["serve"])
+    assert a.max_connections == ServeConfig().max_connections
     monkeypatch.setenv("BOTPSY_ALLOWED_HOSTS", "a.lan, b.lan")
     assert ServeConfig.from_env(api_key=a.api_key, allowed_hosts=a.allow_host).allowed_hosts == (
         "a.lan",

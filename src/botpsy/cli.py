@@ -547,7 +547,14 @@ def cmd_serve(a) -> int:
     from botpsy.serve import make_server
 
     engine = _engine(a.model, n_ctx=a.n_ctx, threads=a.threads)
-    server = make_server(engine, a.host, a.port, api_key=a.api_key, allowed_hosts=a.allow_host)
+    server = make_server(
+        engine,
+        a.host,
+        a.port,
+        api_key=a.api_key,
+        allowed_hosts=a.allow_host,
+        max_connections=a.max_connections,
+    )
     console.print(f"serving {engine.name} at http://{a.host}:{server.server_port}/v1 (Ctrl-C to stop)")
     try:
         server.serve_forever()
@@ -726,6 +733,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         metavar="NAME",
         help="also accept this Host/Origin; repeat; '*' = any (default: $BOTPSY_ALLOWED_HOSTS)",
+    )
+    sp.add_argument(
+        "--max-connections",
+        type=positive_int,
+        default=16,
+        metavar="N",
+        help="connections served at once (their requests queue for the model); more get a 503 with "
+        "Retry-After (default 16)",
     )
     sp.set_defaults(fn=cmd_serve)
 

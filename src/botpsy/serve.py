@@ -20,6 +20,13 @@ Under abuse (`ServeConfig` holds the knobs):
   HTTP 200 carrying the error; only a failure during generation still arrives inside the stream;
 * with an API key (`api_key`, or the `BOTPSY_API_KEY` environment variable) every /v1 route needs
   `Authorization: Bearer KEY` (401 without it); /health stays open for probes;
+* at most `max_connections` connections are served at once (each holds a thread, and its
+  request waits for the engine); one more is answered 503 with a JSON error and `Retry-After`
+  once its request is read (under a deadline of at most 2 s), on a thread of a second pool of
+  the same size; past both, the accepting thread answers 503 itself without reading, so a flood
+  of connections can neither hang the server nor grow its threads past 2 × max_connections. A
+  connection frees its slot when it closes, at the latest at the read deadline of an idle or
+  stalled one (`serve_limits`);
 * DNS rebinding: a page on evil.example that rebinds its name to 127.0.0.1 still sends
   `Host: evil.example`, so the Host must be a loopback name, the bound host, an IP literal (an IP
   cannot be rebound), or listed in `allowed_hosts` (`BOTPSY_ALLOWED_HOSTS`, comma-separated; `*`
@@ -43,6 +50,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from botpsy.engine.base import EngineError
+from botpsy.serve_limits import CappedServer
 from botpsy.serve_request import BadRequest, ChatRequest, parse_body
 
 __all__ = ["BadRequest", "ChatService", "ServeConfig", "make_handler", "make_server"]
@@ -66,6 +74,17 @@ class ServeConfig:
             "help": "extra Host/Origin names to accept (loopback and the bound host always are); '*' = any"
         },
     )
+    # One engine generates for one request at a time, so a dozen clients already queue; 16 leaves
+    # room for an evaluation's parallel simulator while a flood is refused at once.
+    max_connections: int = field(
+        default=16,
+        metadata={"help": "connections open at once (their requests queue for the engine); beyond it 503"},
+    )
+    retry_after_s: int = field(default=2, metadata={"help": "the Retry-After of a 503 for a full server"})
+
+    def __post_init__(self):
+        if self.max_connections < 1:
+            raise ValueError(f"max_connections must be at least 1, got {self.max_connections}")
 
     @classmethod
     def from_env(
@@ -182,7 +201,8 @@ def make_handler(service: ChatService, config: ServeConfig | None = None, bound_
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
-        timeout = cfg.read_timeout_s  # per socket operation; the deadline below bounds the total
+        deadline_s = cfg.read_timeout_s  # to receive one whole request
+        timeout = deadline_s  # per socket operation; the deadline below bounds the total
 
         def log_message(self, fmt, *args):  # quiet by default
             pass
@@ -191,7 +211,7 @@ def make_handler(service: ChatService, config: ServeConfig | None = None, bound_
         def handle_one_request(self):
             self._reading = True
             self._phase_lock = threading.Lock()
-            timer = threading.Timer(cfg.read_timeout_s, self._expire)
+            timer = threading.Timer(self.deadline_s, self._expire)
             timer.daemon = True
             timer.start()
             try:
@@ -408,14 +428,38 @@ def make_handler(service: ChatService, config: ServeConfig | None = None, bound_
             send(final, result["choices"][0]["finish_reason"])
             write(b"data: [DONE]\n\n")
 
+    class Busy(Handler):
+        """A connection past `max_connections`: its request is read (under a short deadline) and
+        answered 503, then the connection closes. Answering before the request is read would
+        break clients that send headers and body apart: their second send meets a closed socket
+        and they never read the answer (http.client raises BrokenPipeError)."""
+
+        deadline_s = min(cfg.read_timeout_s, 2.0)
+        timeout = deadline_s
+
+        def _busy(self) -> None:
+            self.close_connection = True
+            length = self._body_length()
+            if length is None:
+                return
+            data = self.rfile.read(length)
+            if not self._done_reading() or len(data) < length:
+                return
+            self._error(
+                503,
+                f"the server is busy: all {cfg.max_connections} connections are in use; retry in a "
+                "moment (or start it with a larger --max-connections)",
+                {"Retry-After": str(cfg.retry_after_s)},
+            )
+
+        def handle_expect_100(self):
+            self._busy()  # answers instead of "100 Continue"; the body is never read
+            return False
+
+        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _busy
+
+    Handler.Busy = Busy
     return Handler
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True  # a stuck connection must not keep the process alive at Ctrl-C
-
-    def handle_error(self, request, client_address):  # one bad connection is not worth a traceback
-        pass
 
 
 def make_server(
@@ -425,7 +469,9 @@ def make_server(
     config: ServeConfig | None = None,
     api_key: str | None = None,
     allowed_hosts: list[str] | None = None,
+    **limits: Any,
 ) -> ThreadingHTTPServer:
-    """A server for `engine`; `api_key` and `allowed_hosts` override the environment's."""
-    cfg = config or ServeConfig.from_env(api_key=api_key, allowed_hosts=allowed_hosts)
-    return _Server((host, port), make_handler(ChatService(engine), cfg, bound_host=host))
+    """A server for `engine`; `api_key` and `allowed_hosts` override the environment's; `limits`
+    are other `ServeConfig` fields (max_connections, ...)."""
+    cfg = config or ServeConfig.from_env(api_key=api_key, allowed_hosts=allowed_hosts, **limits)
+    return CappedServer((host, port), make_handler(ChatService(engine), cfg, bound_host=host), cfg)
