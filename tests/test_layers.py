@@ -47,7 +47,14 @@ LAYERS: list[tuple[str, ...]] = [
     ("export",),
     ("bench",),
     ("train",),
-    ("cli", "cli_eval", "serve", "serve_request", "mcp_server"),  # entry points: peers may import each other
+    (
+        "cli",
+        "cli_eval",
+        "serve",
+        "serve_request",
+        "serve_limits",
+        "mcp_server",
+    ),  # entry points: peers may import each other
 ]
 
 # Optional extras (pyproject's [train] and [eval], and what they pull in) and the native llama.cpp
@@ -93,7 +100,7 @@ NAMED_CYCLES = [
 
 # Light imports still inside functions (see test_light_imports_are_top_level): may only go down.
 # Lower it when you move some to the top of their module.
-LIGHT_FUNCTION_IMPORTS_MAX = 199
+LIGHT_FUNCTION_IMPORTS_MAX = 197
 
 
 @dataclass(frozen=True)
@@ -323,7 +330,6 @@ def test_no_import_cycle():
 
 
 _UPWARD_XFAIL = {
-    "protocol": "protocol/formats.py imports tools/base.py to validate arguments (one validator in protocol/)",
     "export": "export/shapes.py benchmarks through bench/device.py (shapes benchmarking belongs in bench/)",
 }
 

@@ -1,9 +1,11 @@
 """Rendering and parsing of the qwen35 (XML) and hermes (JSON) tool-call formats."""
 
 import json
+import re
 
 import pytest
 
+from botpsy.protocol.arguments import ToolError
 from botpsy.protocol.formats import ChatFormat, detect_format, parse_completion, template_text
 from botpsy.protocol.messages import Message, ToolCall
 from botpsy.tools.calendar import TOOLS
@@ -120,6 +122,33 @@ def test_xml_values_are_converted_by_schema():
         "duration_minutes": 45,
         "attendees": ["Ann", "Bo"],
     }
+
+
+@pytest.mark.parametrize(
+    "arguments, kept, error",
+    [
+        (
+            {"title": "Gym", "start": "2026-12-02T07:00", "location": None},
+            {"title": "Gym", "start": "2026-12-02T07:00"},
+            None,
+        ),
+        ({"title": None, "start": "2026-12-02T07:00"}, None, "missing required argument(s) title"),
+        ({"title": "Gym", "start": "2026-12-02T07:00", "room": "B"}, None, "unknown argument(s) room"),
+    ],
+    ids=["null-optional-is-not-given", "null-required-is-missing", "unknown"],
+)
+def test_parser_and_tool_share_one_argument_validator(arguments, kept, error):
+    # Regression (issue 15): the parser and Tool.bind had two validators that disagreed on nulls.
+    call = json.dumps({"name": "create_event", "arguments": arguments})
+    text = f"r\n</think>\n\n<tool_call>\n{call}\n</tool_call>"
+    p = parse_completion(text, "hermes", SCHEMAS)
+    tool = next(t for t in TOOLS if t.name == "create_event")
+    if error is None:
+        assert p.errors == [] and p.calls[0].arguments == kept == tool.bind(arguments)
+    else:
+        assert [e.kind for e in p.errors] == ["bad_arguments"] and error in p.errors[0].message
+        with pytest.raises(ToolError, match=re.escape(error)):
+            tool.bind(arguments)
 
 
 def test_multiline_parameter_value_is_kept():

@@ -53,6 +53,7 @@ from botpsy.agent.loop import Agent, AgentConfig
 from botpsy.engine.base import Engine, EngineError
 from botpsy.eval.bfcl_literals import source_literal
 from botpsy.eval.runs import ItemResult, ResultCache, failure_counts, run_items, token_counter, trace_figures
+from botpsy.protocol.arguments import ToolError, coerce
 from botpsy.protocol.formats import ChatFormat, Parsed, ParseError, parse_completion
 from botpsy.protocol.messages import Message, ToolCall
 from botpsy.tools.base import Labels, Tool, Toolbox
@@ -502,8 +503,6 @@ def decode_for_checker(
     where they do not — the official docs and answers disagree on types in a few items. Hermes
     calls are JSON, so their values are kept exactly as written, as BFCL's Qwen FC handler does.
     """
-    from botpsy.tools.base import ToolError, coerce
-
     out = []
     for call in parse_completion(text, fmt.name, None, thinking).calls:
         if fmt.name == "hermes":

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Literal
 
+from botpsy.protocol.arguments import ToolError, check_arguments
 from botpsy.protocol.messages import Message, ToolCall
 
 FormatName = Literal["qwen35", "hermes"]
@@ -244,8 +245,6 @@ def parse_completion(
     `tools` maps tool names to their JSON-schema `parameters`; when given, calls to unknown
     functions and arguments that do not fit the schema become errors and values are converted.
     """
-    from botpsy.tools.base import ToolError, coerce  # local: protocol must not need tools to render
-
     out = Parsed()
     text = text.replace(IM_END, "")
     if thinking or text.lstrip().startswith(THINK_OPEN):
@@ -286,7 +285,7 @@ def parse_completion(
                 )
                 continue
             try:
-                call.arguments = _check_arguments(call, tools[call.name], coerce)
+                call.arguments = check_arguments(call.name, tools[call.name], call.arguments)
             except ToolError as e:
                 out.errors.append(ParseError("bad_arguments", str(e)))
                 continue
@@ -336,18 +335,3 @@ def _reason(e: BaseException) -> str:
     if isinstance(e, RecursionError):
         return "nested too deeply"
     return " ".join(str(e).split())[:120]
-
-
-def _check_arguments(call: ToolCall, parameters: dict[str, Any], coerce) -> dict[str, Any]:
-    from botpsy.tools.base import ToolError
-
-    props = parameters.get("properties", {})
-    unknown = sorted(set(call.arguments) - set(props))
-    if unknown:
-        raise ToolError(
-            f"{call.name}: unknown argument(s) {', '.join(unknown)}; expected some of {', '.join(props)}"
-        )
-    missing = [p for p in parameters.get("required", []) if p not in call.arguments]
-    if missing:
-        raise ToolError(f"{call.name}: missing required argument(s) {', '.join(missing)}")
-    return {k: coerce(v, props[k], f"{call.name}.{k}") for k, v in call.arguments.items()}

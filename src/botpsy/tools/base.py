@@ -10,15 +10,14 @@ Tools never touch disk: the assistant loads the state from a real store, calls t
 the state back atomically; a world seeds the state in memory and hashes it.
 
 Arguments arrive from a model, so they are untrusted: `Tool.bind` converts and validates them
-against the schema and returns a `ToolError` naming what was expected and what came, which goes
-back to the model as the tool's result instead of ending the session.
+against the schema (`protocol.arguments.check_arguments`, the same validator the parser uses) and
+raises a `ToolError` naming what was expected and what came, which goes back to the model as the
+tool's result instead of ending the session.
 """
 
 from __future__ import annotations
 
 import inspect
-import json
-import math
 import re
 import types
 import typing
@@ -26,25 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from botpsy.protocol.arguments import ToolError, check_arguments, coerce, shown
 
-class ToolError(Exception):
-    """A call the tool refused: the message goes back to the model as the tool's result."""
-
-
-def shown(value: Any, limit: int = 80) -> str:
-    """A short rendering of an untrusted value for an error message; never raises.
-
-    `json.dumps` and `repr` raise on integers past Python's 4,300-digit limit and on deeply
-    nested lists, which is exactly the input an error message has to describe.
-    """
-    try:
-        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        text = repr(text) if isinstance(value, str) else text
-    except (ValueError, TypeError, RecursionError):
-        if isinstance(value, int):
-            return f"an integer of about {value.bit_length() * 3 // 10 + 1} digits"
-        return f"a {type(value).__name__} too large to show"
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+__all__ = ["ToolError", "Labels", "Tool", "Toolbox", "coerce", "shown", "suite", "tool", "unexpected_failure"]
 
 
 def unexpected_failure(name: str, e: BaseException) -> ToolError:
@@ -142,92 +125,10 @@ class Tool:
 
     def bind(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """Validate and convert model-supplied arguments; raise ToolError describing any mismatch."""
-        if not isinstance(arguments, dict):
-            raise ToolError(f"{self.name}: arguments must be an object, got {type(arguments).__name__}")
-        props = self.parameters["properties"]
-        unknown = sorted(set(arguments) - set(props))
-        if unknown:
-            raise ToolError(
-                f"{self.name}: unknown argument(s) {', '.join(unknown)}; expected some of {', '.join(props)}"
-            )
-        missing = [p for p in self.parameters.get("required", []) if arguments.get(p) is None]
-        if missing:
-            raise ToolError(f"{self.name}: missing required argument(s) {', '.join(missing)}")
-        bound = {}
-        for key, value in arguments.items():
-            # An explicit null for an optional parameter means "not given": its default applies.
-            if value is None:
-                continue
-            bound[key] = coerce(value, props[key], f"{self.name}.{key}")
-        return bound
+        return check_arguments(self.name, self.parameters, arguments)
 
     def __call__(self, state: Any, **arguments: Any) -> Any:
         return self.fn(state, **self.bind(arguments))
-
-
-# SQLite's INTEGER and every id, count and amount a tool takes fit in 64 bits; a longer integer
-# is a model's garbage, and past 4,300 digits Python cannot even print it.
-MAX_INT = 2**63 - 1
-
-
-def coerce(value: Any, schema: dict[str, Any], where: str) -> Any:
-    """Convert a value (often text from an XML parameter) to the schema's type, or raise ToolError.
-
-    `None` at the top level is "not given" (the caller applies the default); inside an array it is
-    an item of the wrong type, refused like any other.
-    """
-    if value is None:
-        return None
-    kind, given = schema.get("type"), value
-    try:
-        if kind == "string":
-            if isinstance(value, (dict, list)):
-                raise ValueError
-            value = str(value)
-        elif kind == "integer":
-            if isinstance(value, bool):
-                raise ValueError
-            if isinstance(value, float) and value.is_integer():
-                value = int(value)
-            elif isinstance(value, str):
-                value = int(value.strip())
-            elif not isinstance(value, int):
-                raise ValueError
-            if abs(value) > MAX_INT:
-                raise ToolError(f"{where}: expected an integer of at most 19 digits, got {shown(value)}")
-        elif kind == "number":
-            if isinstance(value, bool):
-                raise ValueError
-            value = float(value.strip()) if isinstance(value, str) else float(value)
-            if not math.isfinite(value):
-                raise ValueError
-        elif kind == "boolean":
-            if isinstance(value, str):
-                low = value.strip().lower()
-                if low not in ("true", "false"):
-                    raise ValueError
-                value = low == "true"
-            elif not isinstance(value, bool):
-                raise ValueError
-        elif kind == "array":
-            if isinstance(value, str):
-                value = json.loads(value)
-            if not isinstance(value, list):
-                raise ValueError
-            items = schema.get("items", {})
-            if any(v is None for v in value) and items.get("type") not in (None, "null"):
-                raise ToolError(f"{where}: expected an array of {items['type']}, got null in it")
-            value = [coerce(v, items, f"{where}[]") for v in value]
-        elif kind == "object":
-            if isinstance(value, str):
-                value = json.loads(value)
-            if not isinstance(value, dict):
-                raise ValueError
-    except (ValueError, TypeError, OverflowError, RecursionError):
-        raise ToolError(f"{where}: expected {kind}, got {shown(given)}") from None
-    if "enum" in schema and value not in schema["enum"]:
-        raise ToolError(f"{where}: expected one of {schema['enum']}, got {shown(value)}")
-    return value
 
 
 def tool(
