@@ -97,6 +97,24 @@ def test_confirmation_prompt_keeps_its_hint_and_the_arguments(monkeypatch):
     assert "Allow create_event(title='rent[conceal]', start='[/]') (mutates)? [y/N] " in shown, shown
 
 
+def test_recipe_progress_lines_print_as_text(monkeypatch, capsys):
+    """The recipe's log lines hold paths, model names and errors; `cmd_recipe` printed them as
+    markup, so a base model at `models/x[/]` ended the run in a MarkupError."""
+    import botpsy.train.recipe as recipe
+
+    lines = ["base: models/x[/] → runs/micro/base", "export failed: ValueError: token [red] :smile:"]
+
+    def fake_run(preset, stages, out, dry_run, overrides, log, report_only):
+        for line in lines:
+            log(line)
+        return 0
+
+    monkeypatch.setattr(recipe, "run_recipe", fake_run)
+    assert cli.main(["recipe", "--preset", "micro"]) == 0
+    err = capsys.readouterr().err
+    assert all(line in err for line in lines), err
+
+
 def test_tools_list_shows_the_labels(capsys):
     assert cli.main(["tools", "list"]) == 0
     assert "[mutates]" in capsys.readouterr().out

@@ -79,3 +79,24 @@ def test_worlds_with_an_unknown_domain_is_one_line(main, capsys):
     assert main(["eval", "worlds", "--backend", "oracle", "--domain", "calendar,nope"]) != 0
     err = capsys.readouterr().err
     assert "unknown domain 'nope'" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_label_with_markup_prints_as_text(main, capsys, monkeypatch, as_json):
+    """Issue 14 item 2 in `eval`: the summary line was `[bold]{model}[/] …` and the JSON line went
+    through markup too, so a label like `Standup [/]` ended in rich.errors.MarkupError."""
+    import io
+
+    from rich.console import Console
+
+    pytest.importorskip("bfcl_eval")
+    screen = io.StringIO()  # a terminal, so the progress bar draws its description too
+    monkeypatch.setattr(cli, "console", Console(file=screen, force_terminal=True, width=200))
+    argv = ["eval", "bfcl", "--backend", "oracle", "--categories", "parallel", "--limit", "2"]
+    rc = main([*argv, "--label", "Standup [/] :smile:", *(["--json"] if as_json else [])])
+    out = capsys.readouterr().out
+    assert rc == 0, screen.getvalue()
+    if as_json:
+        assert json.loads(out.strip().splitlines()[-1])["model"] == "Standup [/] :smile:"
+    else:
+        assert out.startswith("Standup [/] :smile: BFCL v4 over 2 items: overall 100.0%")

@@ -27,15 +27,25 @@ class UsageError(Exception):
     """Bad input from the user: the message says what was expected."""
 
 
-def styled(*parts: str | tuple[str, str]) -> Text:
+def styled(*parts: str | tuple[str, str] | Text) -> Text:
     """Text from plain strings and (string, style) pairs. Nothing in it is read as rich markup or
     an emoji code: an event titled `Standup [/]` or an argument like `rent[conceal]` prints as it is."""
     return Text.assemble(*parts)
 
 
-def say(con: Console, *parts: str | tuple[str, str], end: str = "\n") -> None:
+def say(con: Console, *parts: str | tuple[str, str] | Text, end: str = "\n") -> None:
     """Print text that holds data from the user, the model or a tool (see `styled`)."""
     con.print(styled(*parts), end=end)
+
+
+def text_log(con: Console, style: str = ""):
+    """A `log` callback for long work (recipe, bench): its lines hold paths, model names and
+    errors, so they print as text, never as markup."""
+
+    def log(line: str) -> None:
+        con.print(Text(str(line), style=style))
+
+    return log
 
 
 # ---- helpers -------------------------------------------------------------------------------------
@@ -412,7 +422,7 @@ def cmd_tasks_generate(a) -> int:
     if a.out:
         Path(a.out).parent.mkdir(parents=True, exist_ok=True)
         Path(a.out).write_text(lines)
-        console.print(f"wrote {len(tasks)} tasks to {a.out}")
+        say(console, f"wrote {len(tasks)} tasks to {a.out}")
     else:
         sys.stdout.write(lines)
     return 0
@@ -452,7 +462,7 @@ def cmd_tasks_check(a) -> int:
 
 
 def cmd_eval_worlds(a) -> int:
-    from rich.progress import Progress
+    from rich.progress import Progress, TextColumn
 
     from botpsy.agent.loop import AgentConfig
     from botpsy.engine.oracle import OracleEngine
@@ -474,8 +484,9 @@ def cmd_eval_worlds(a) -> int:
         else:
             engine = _engine(m, threads=a.threads)
             engine_for, name, thinking = (lambda t, e=engine: e), engine.name, engine.thinking
-        with Progress(console=console, transient=True) as prog:
-            bar = prog.add_task(f"{name}", total=len(items))
+        columns = (TextColumn("{task.description}", markup=False), *Progress.get_default_columns()[1:])
+        with Progress(*columns, console=console, transient=True) as prog:
+            bar = prog.add_task(name, total=len(items))  # a model's name: text, not markup
             rep = evaluate_items(
                 engine_for,
                 items,
@@ -503,9 +514,9 @@ def cmd_eval_worlds(a) -> int:
             if s.get("by_domain"):
                 out.print("  by world: " + ", ".join(f"{k} {v:.0%}" for k, v in s["by_domain"].items()))
             if s["failures"]:
-                out.print("  failures: " + ", ".join(f"{k} ×{v}" for k, v in s["failures"].items()))
+                say(out, "  failures: " + ", ".join(f"{k} ×{v}" for k, v in s["failures"].items()))
     if a.json:
-        out.print(json.dumps(summaries[0] if len(summaries) == 1 else {**summaries[0], "models": summaries}))
+        say(out, json.dumps(summaries[0] if len(summaries) == 1 else {**summaries[0], "models": summaries}))
     return 0
 
 
@@ -518,7 +529,7 @@ def cmd_recipe(a) -> int:
         a.out,
         a.dry_run,
         overrides=a.set or [],
-        log=lambda s: console.print(s),
+        log=text_log(console),
         report_only=a.report_only,
     )
 
@@ -529,17 +540,14 @@ def cmd_bench(a) -> int:
     from botpsy.bench.device import bench_model, write_report
 
     models = a.model or [None]
-    results = [
-        bench_model(m, tasks=a.tasks, threads=a.threads, log=lambda s: console.print(f"[dim]{s}[/]"))
-        for m in models
-    ]
+    results = [bench_model(m, tasks=a.tasks, threads=a.threads, log=text_log(console, "dim")) for m in models]
     folder = write_report(results, Path(a.out))
     if not a.json:
-        out.print((folder / "bench.md").read_text())
-        out.print(f"report: {folder / 'bench.md'}, {folder / 'bench.png'}")
+        say(out, (folder / "bench.md").read_text())
+        say(out, f"report: {folder / 'bench.md'}, {folder / 'bench.png'}")
     else:
         rows = [asdict(r) for r in results]
-        out.print(json.dumps(rows[0] if len(rows) == 1 else {**rows[0], "models": rows}))
+        say(out, json.dumps(rows[0] if len(rows) == 1 else {**rows[0], "models": rows}))
     return 0
 
 
@@ -555,7 +563,7 @@ def cmd_serve(a) -> int:
         allowed_hosts=a.allow_host,
         max_connections=a.max_connections,
     )
-    console.print(f"serving {engine.name} at http://{a.host}:{server.server_port}/v1 (Ctrl-C to stop)")
+    say(console, f"serving {engine.name} at http://{a.host}:{server.server_port}/v1 (Ctrl-C to stop)")
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -570,8 +578,8 @@ def cmd_export_tiny(a) -> int:
 
     manifest = export_tiny(a.out, seed=a.seed, train_steps=a.train_steps)
     report = json.loads((Path(manifest).parent / "export_report.json").read_text())
-    out.print(json.dumps(report, indent=2))
-    out.print(f"model folder: {Path(manifest).parent} (use it with --model)")
+    say(out, json.dumps(report, indent=2))
+    say(out, f"model folder: {Path(manifest).parent} (use it with --model)")
     return 0
 
 
@@ -579,7 +587,7 @@ def cmd_tools_list(a) -> int:
     from botpsy.tools.registry import tools_json, tools_table
 
     if a.json:
-        out.print(json.dumps(tools_json()))
+        say(out, json.dumps(tools_json()))
     else:
         for suite, name, labels, description in tools_table():
             say(out, f"{suite:10} {name:24} [{labels}] {description}")

@@ -26,13 +26,20 @@ def _consoles():
     return console, out
 
 
+def _say(con, *parts) -> None:
+    """Print model labels, task names and report text as text, never rich markup (`cli.say`)."""
+    from botpsy.cli import say
+
+    say(con, *parts)
+
+
 def _progress_runner(label: str):
     """A rich progress bar on stderr: returns (context manager, on_category(name, n), progress(result))."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     console, _ = _consoles()
     prog = Progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),  # the label is data: `x[/]` is no markup
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("{task.fields[ok]} ok"),
@@ -81,13 +88,14 @@ def _engine_factory(spec: str, a) -> tuple[str, Any]:
 
 
 def _finish(a, summaries: list[dict[str, Any]], lines: Callable[[dict[str, Any]], str]) -> None:
+    """The summaries: one JSON object, or per model its name in bold and `lines(s)` after it."""
     console, out = _consoles()
     if a.json:
         obj = summaries[0] if len(summaries) == 1 else {**summaries[0], "models": summaries}
-        out.print(json.dumps(obj, ensure_ascii=False))
+        _say(out, json.dumps(obj, ensure_ascii=False))
         return
     for s in summaries:
-        out.print(lines(s))
+        _say(out, (str(s["model"]), "bold"), lines(s))
 
 
 # ---- bfcl -------------------------------------------------------------------------------------
@@ -145,7 +153,7 @@ def cmd_bfcl(a) -> int:
         cats = ", ".join(f"{c} {v['accuracy']:.1%}" for c, v in s["categories"].items())
         fails = ", ".join(f"{k} ×{v}" for k, v in s["failures"].items())
         return (
-            f"[bold]{s['model']}[/] BFCL v4 over {s['n']} items: overall {s['overall']:.1%} "
+            f" BFCL v4 over {s['n']} items: overall {s['overall']:.1%} "
             f"(leaderboard formula {s['overall_leaderboard']:.1%})\n  {cats}"
             + (f"\n  failures: {fails}" if fails else "")
         )
@@ -195,7 +203,7 @@ def cmd_ifbench(a) -> int:
     def line(s: dict[str, Any]) -> str:
         fails = ", ".join(f"{k} ×{v}" for k, v in s["failures"].items())
         return (
-            f"[bold]{s['model']}[/] IFBench over {s['n']} prompts: prompt strict {s['prompt_strict']:.1%}, "
+            f" IFBench over {s['n']} prompts: prompt strict {s['prompt_strict']:.1%}, "
             f"instruction strict {s['instruction_strict']:.1%}, prompt loose {s['prompt_loose']:.1%}"
             + (f"\n  failures: {fails}" if fails else "")
         )
@@ -266,7 +274,7 @@ def cmd_tau2(a) -> int:
     def line(s: dict[str, Any]) -> str:
         doms = ", ".join(f"{d} {v['pass_1']:.1%} ({v['n']})" for d, v in s["domains"].items())
         fails = ", ".join(f"{k} ×{v}" for k, v in s["failures"].items())
-        return f"[bold]{s['model']}[/] τ²-bench pass^1: mean {s['mean_pass_1']:.1%} — {doms}" + (
+        return f" τ²-bench pass^1: mean {s['mean_pass_1']:.1%} — {doms}" + (
             f"\n  failures: {fails}" if fails else ""
         )
 
@@ -313,10 +321,10 @@ def cmd_report(a) -> int:
             "models": rep["models"],
             "metrics": rep["metrics"],
         }
-        printer.print(json.dumps(summary))
+        _say(printer, json.dumps(summary))
     else:
-        printer.print((out / "report.md").read_text())
-        console.print("wrote " + ", ".join(str(p) for p in paths))
+        _say(printer, (out / "report.md").read_text())
+        _say(console, "wrote " + ", ".join(str(p) for p in paths))
     return 0
 
 

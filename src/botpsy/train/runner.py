@@ -4,6 +4,9 @@ See `botpsy.train.recipe` for the run layout and the resume rule (a stage with `
 skipped; an unfinished one resumes from its last TRL checkpoint, and candidate scores already in
 `selection.json` are not recomputed).
 
+Progress goes to `log` as plain text lines, never rich markup: they hold paths, model names and
+error messages, and `botpsy recipe` prints them as text (`cli.text_log`).
+
 Wall time per stage and phase (prepare, train, select, eval, export; MOPD also its teachers' eval) is added up in the run folder's
 `timings.json`, across resumes, so the report gives the whole run's duration even when it ran in parts.
 """
@@ -154,7 +157,7 @@ def run_stages(preset: str, plan: dict[str, Any], root: Path, log=print) -> dict
     root.mkdir(parents=True, exist_ok=True)
     spec: EvalSpec = plan["eval"]
     base_dir = _timed(root, "base", "prepare", materialize_base, plan["base"], root / "base")
-    log(f"[bold]base[/] {plan['base']} → {base_dir}")
+    log(f"base: {plan['base']} → {base_dir}")
     base_figures = _timed(root, "base", "eval", _figures, base_dir, spec, None, log)
     rows = [{"stage": "base", "model": str(base_dir), **base_figures}]
 
@@ -181,10 +184,10 @@ def run_stages(preset: str, plan: dict[str, Any], root: Path, log=print) -> dict
         stage_dir = root / stage
         done = stage_dir / "done.json"
         if done.exists():
-            log(f"[bold]{stage}[/] already done, reusing {json.loads(done.read_text())['best']}")
+            log(f"stage {stage}: already done, reusing {json.loads(done.read_text())['best']}")
         else:
             start = Path(getattr(cfg, "student", "") or _previous_best(root, stage, STAGES) or base_dir)
-            log(f"[bold]stage {stage}[/] from {start if stage != 'sft' else cfg.base} → {stage_dir}")
+            log(f"stage {stage}: from {start if stage != 'sft' else cfg.base} → {stage_dir}")
             _timed(root, stage, "train", _train, stage, cfg, start, stage_dir, base_dir, resolve_source, log)
             merge_start = base_dir if stage == "sft" else start
             best = _timed(root, stage, "select", select_best, stage, stage_dir, merge_start, spec, log)
@@ -277,7 +280,7 @@ def export_final(model: Path, out: Path, preset: str, options: dict[str, Any], l
             check_parity=bool(options.get("check_parity", True)),
         )
     except Exception as e:  # the converter rejects some vocabularies; the trained checkpoint stays usable
-        log(f"[red]export failed[/]: {type(e).__name__}: {e}")
+        log(f"export failed: {type(e).__name__}: {e}")
         return {"error": f"{type(e).__name__}: {e}"}
     log(f"exported {model} → {out}")
     return {"manifest": str(manifest)}
