@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from botpsy.protocol.formats import ChatFormat
 from botpsy.protocol.messages import StepTiming
@@ -28,12 +28,35 @@ class Generation:
 
 
 class Engine(Protocol):
+    """Everything callers use of a backend. `EngineBase` gives the optional members their defaults,
+    so every engine has all of them and no caller needs to probe with `getattr`."""
+
+    name: str  # what results are filed under
     chat_format: ChatFormat
-    name: str
+    thinking: bool  # whether the model opens assistant turns with <think> (template or manifest)
+    n_ctx: int | None  # context window in tokens; None: not known here (a remote server)
+    mode: str | None  # HTTP engines: "auto", "completions" or "chat" (the server renders); else None
+
+    @property
+    def cheap_rollback(self) -> bool:
+        """Whether dropping the last generated tokens keeps the engine's cache (False: hybrid models)."""
+        ...
 
     def tokenize(self, text: str) -> list[int]: ...
 
     def detokenize(self, ids: list[int]) -> str: ...
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of `text` as this engine counts them (a server may count without tokenizing)."""
+        ...
+
+    def reset(self) -> None:
+        """Forget any cached prefix: the next prompt is evaluated from scratch."""
+        ...
+
+    def tool_grammar(self, tools: list[dict], max_calls: int = 8) -> Any | None:
+        """A grammar constraining tool calls to `tools`, passed back to `generate`; None: not supported."""
+        ...
 
     def generate(
         self,
@@ -42,3 +65,24 @@ class Engine(Protocol):
         temperature: float = 0.0,
         on_text: Callable[[str], None] | None = None,
     ) -> Generation: ...
+
+
+class EngineBase:
+    """The defaults of `Engine`'s optional members; every backend derives from it."""
+
+    thinking: bool = True
+    n_ctx: int | None = None
+    mode: str | None = None
+    cheap_rollback: bool = True
+
+    def tokenize(self, text: str) -> list[int]:
+        raise NotImplementedError
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenize(text))
+
+    def reset(self) -> None:
+        """Nothing cached by default."""
+
+    def tool_grammar(self, tools: list[dict], max_calls: int = 8) -> Any | None:
+        return None

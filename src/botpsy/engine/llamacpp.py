@@ -58,7 +58,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from botpsy.engine.base import EngineError, Generation
+from botpsy.engine.base import EngineBase, EngineError, Generation
 from botpsy.protocol.formats import IM_END, ChatFormat, detect_format
 from botpsy.protocol.messages import StepTiming
 
@@ -150,7 +150,7 @@ def _quiet_stderr():
             os.close(saved)
 
 
-class LlamaCppEngine:
+class LlamaCppEngine(EngineBase):
     def __init__(
         self,
         model_path: str | Path,

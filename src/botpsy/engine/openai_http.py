@@ -28,7 +28,7 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any
 
-from botpsy.engine.base import EngineError, Generation
+from botpsy.engine.base import EngineBase, EngineError, Generation
 from botpsy.protocol.formats import (
     HERMES_PREAMBLE,
     IM_END,
@@ -124,7 +124,7 @@ def reply_to_text(message: dict[str, Any], fmt: ChatFormat, thinking: bool) -> s
     return fmt.completion(m, thinking=thinking).removesuffix(IM_END)
 
 
-class OpenAIHTTPEngine:
+class OpenAIHTTPEngine(EngineBase):
     def __init__(
         self,
         base_url: str,

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from botpsy.engine.base import EngineError, Generation
+from botpsy.engine.base import EngineBase, EngineError, Generation
 from botpsy.protocol.formats import IM_END, ChatFormat
 from botpsy.protocol.messages import Message, StepTiming
 
 
-class ScriptedEngine:
+class ScriptedEngine(EngineBase):
     """Replies with fixed completion texts in order (None raises EngineError: a backend that dies).
 
     Useful to test tools, policies and servers without a model; it records every prompt it saw.

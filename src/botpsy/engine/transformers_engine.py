@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from botpsy.engine.base import EngineError, Generation
+from botpsy.engine.base import EngineBase, EngineError, Generation
 from botpsy.protocol.formats import IM_END, ChatFormat, detect_format
 from botpsy.protocol.messages import StepTiming
 
@@ -44,7 +44,7 @@ def _hf_folder(path: Path) -> tuple[Path, bool]:
     return path, True
 
 
-class TransformersEngine:
+class TransformersEngine(EngineBase):
     def __init__(
         self,
         model_dir: str | Path,

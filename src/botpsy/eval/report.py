@@ -358,7 +358,7 @@ def run_model(
     from botpsy.protocol.messages import Message
 
     run = ModelRun(label)
-    thinking = getattr(engine, "thinking", True) if engine is not None else True
+    thinking = engine.thinking if engine is not None else True
     if "bfcl" in config.suites:
         from botpsy.eval.bfcl import BfclConfig, evaluate_bfcl, gold_messages, parse_categories
 

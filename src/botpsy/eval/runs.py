@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from botpsy.agent.detectors import reasoning_loop
+from botpsy.engine.base import Engine
 from botpsy.protocol.messages import Trace
 
 
@@ -97,11 +98,9 @@ def trace_figures(trace: Trace, count_tokens: Callable[[str], int]) -> dict[str,
     }
 
 
-def token_counter(engine: Any) -> Callable[[str], int]:
-    """How to count an engine's tokens in a text: its own `count_tokens`, else its tokenizer."""
-    if hasattr(engine, "count_tokens"):
-        return engine.count_tokens
-    return lambda text: len(engine.tokenize(text))
+def token_counter(engine: Engine) -> Callable[[str], int]:
+    """How to count an engine's tokens in a text (`Engine.count_tokens`: its tokenizer unless it has better)."""
+    return engine.count_tokens
 
 
 def slug(text: str) -> str:

@@ -112,8 +112,7 @@ def generate_items(engine, items, max_tokens: int) -> list[dict[str, Any]]:
     out = []
     for item in items:
         ids = engine.tokenize(item.prompt(engine.chat_format))
-        if hasattr(engine, "reset"):
-            engine.reset()  # items are independent: no cached prefix from the previous one
+        engine.reset()  # items are independent: no cached prefix from the previous one
         gen = engine.generate(ids, max_tokens=max_tokens, temperature=0.0)
         reasoning = gen.text.split(THINK_CLOSE, 1)[0]
         out.append(
