@@ -153,8 +153,9 @@ def test_gguf_logits_match_transformers(tiny_qwen_gguf, reference, qtype, min_co
 
 
 def test_export_model_writes_a_resolvable_folder(tiny_qwen_dir, tmp_path):
+    from botpsy.engine.load import load_engine
     from botpsy.export.release import export_model
-    from botpsy.models import load_engine, resolve
+    from botpsy.models import resolve
 
     manifest = export_model(tiny_qwen_dir, tmp_path, name="tiny-test", check_parity=False)
     m = json.loads(manifest.read_text())

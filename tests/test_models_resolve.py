@@ -85,7 +85,7 @@ def test_a_bare_gguf_leaves_thinking_to_its_template(tmp_path):
 def test_loaded_engines_think_as_their_model_does():
     """The embedded model's manifest says it thinks; its base GGUF alone (SmolLM2's ChatML
     template, no <think>) does not (loads the 135M model twice, a few seconds)."""
-    from botpsy.models import load_engine
+    from botpsy.engine.load import load_engine
 
     assert load_engine(None, n_ctx=256, n_threads=1).thinking is True
     assert load_engine(smollm2_base(), n_ctx=256, n_threads=1).thinking is False

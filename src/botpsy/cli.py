@@ -52,9 +52,9 @@ def text_log(con: Console, style: str = ""):
 
 
 def _engine(model: str | None, n_ctx: int = 4096, threads: int | None = None):
-    from botpsy.models import load_engine
+    from botpsy.engine.load import load_engine
 
-    return load_engine(model, n_ctx=n_ctx, n_threads=threads)
+    return load_engine(model, backend="llamacpp", n_ctx=n_ctx, n_threads=threads)
 
 
 def _confirm_fn(yes: bool):

@@ -78,12 +78,12 @@ def _label(spec: str, a, default: str) -> str:
 
 def _engine_factory(spec: str, a) -> tuple[str, Any]:
     """(label, engine or None for the oracle) for one `--model` spec."""
-    from botpsy.eval.backends import load_engine, resolve_backend
+    from botpsy.engine.load import load_engine, resolve_backend
 
     b = resolve_backend(spec, a.backend)
     if b.kind == "oracle":
         return _label(spec, a, "oracle"), None
-    engine = load_engine(b, n_ctx=a.n_ctx, threads=a.threads, chat_format=a.chat_format)
+    engine = load_engine(b, n_ctx=a.n_ctx, n_threads=a.threads, chat_format=a.chat_format)
     return _label(spec, a, b.label), engine
 
 
@@ -217,7 +217,7 @@ def cmd_ifbench(a) -> int:
 
 def cmd_tau2(a) -> int:
     from botpsy.cli import UsageError
-    from botpsy.eval.backends import resolve_backend
+    from botpsy.engine.load import resolve_backend
     from botpsy.eval.tau2 import (
         Tau2Config,
         UserSim,
@@ -343,7 +343,7 @@ def _write(path: Path, obj: Any) -> None:
 
 
 def _common(sp: argparse.ArgumentParser, max_tokens: int) -> None:
-    from botpsy.eval.backends import BACKENDS
+    from botpsy.engine.load import BACKENDS
 
     sp.add_argument(
         "--model",

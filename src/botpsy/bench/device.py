@@ -286,7 +286,8 @@ def bench_model(
     model: str | None, tasks: int = 3, decode_tokens: int = 64, threads: int | None = None, log=print
 ) -> BenchResult:
     from botpsy.agent.loop import AgentConfig
-    from botpsy.models import load_engine, resolve
+    from botpsy.engine.load import load_engine
+    from botpsy.models import resolve
     from botpsy.worlds import get_domain
 
     spec = resolve(model)
@@ -427,7 +428,8 @@ def bench_speed(
     `decode_tokens` steps: stop tokens are not special, so random-init models measure as well as
     trained ones.
     """
-    from botpsy.models import load_engine, resolve
+    from botpsy.engine.load import load_engine
+    from botpsy.models import resolve
     from botpsy.worlds import get_domain
 
     spec = resolve(model)
@@ -549,19 +551,10 @@ def bench_grammar(
     grammar-first figure is an upper bound (`refusal_share` says how often).
     """
     from botpsy.engine.grammar import lazy_tool_grammar, tool_call_grammar
-    from botpsy.engine.llamacpp import LlamaCppEngine
-    from botpsy.models import resolve
+    from botpsy.engine.load import load_engine
     from botpsy.worlds import get_domain
 
-    spec = resolve(model)
-    engine = LlamaCppEngine(
-        spec.base,
-        spec.adapter,
-        n_ctx=n_ctx,
-        n_threads=threads,
-        n_threads_batch=threads,
-        chat_format=spec.chat_format,
-    )
+    engine = load_engine(model, n_ctx=n_ctx, n_threads=threads)
     fmt, dom = engine.chat_format, get_domain(domain)
     tools = [t.schema() for t in dom.tools]
     prompt = engine.tokenize(

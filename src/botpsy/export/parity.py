@@ -58,13 +58,13 @@ def gguf_parity(hf_dir: str | Path, gguf_paths: list[str | Path], ids: list[int]
     """Compare each GGUF's next-token logits on `ids` with the HF model in `hf_dir`."""
     from transformers import AutoModelForCausalLM
 
-    from botpsy.engine.llamacpp import LlamaCppEngine
+    from botpsy.engine.load import load_engine
 
     model = AutoModelForCausalLM.from_pretrained(str(hf_dir), dtype="float32").eval()
     ref = hf_next_token_logits(model, ids)
     out = {}
     for p in gguf_paths:
-        eng = LlamaCppEngine(p, n_ctx=max(512, len(ids) + 16))
+        eng = load_engine(p, backend="llamacpp", n_ctx=max(512, len(ids) + 16))
         out[Path(p).name] = compare(ref, gguf_next_token_logits(eng.llm, ids))
         eng.llm.close()
     return out

@@ -95,27 +95,3 @@ def thinking_from_template(chat_template: str | None) -> bool:
     template is taken to be botpsy's own format, which thinks.
     """
     return True if not chat_template else "<think>" in chat_template
-
-
-def load_engine(
-    spec: str | Path | None = None, n_ctx: int = 4096, n_threads: int | None = None, seed: int = 0
-):
-    from botpsy.engine.llamacpp import LlamaCppEngine
-
-    ms = resolve(spec)
-    # `--threads N` means N for prompts too: llama.cpp would otherwise batch on every core.
-    engine = LlamaCppEngine(
-        ms.base,
-        ms.adapter,
-        n_ctx=n_ctx,
-        n_threads=n_threads,
-        n_threads_batch=n_threads,
-        chat_format=ms.chat_format,
-        seed=seed,
-    )
-    if ms.thinking is None:
-        ms.thinking = thinking_from_template(engine.llm.metadata.get("tokenizer.chat_template"))
-    engine.thinking = ms.thinking
-    if ms.name:
-        engine.name = ms.name
-    return engine

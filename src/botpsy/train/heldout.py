@@ -81,21 +81,16 @@ def eval_gguf(model_dir: str | Path) -> Path:
 @contextmanager
 def _engine(model_dir: str | Path, spec: EvalSpec):
     """The engine that measures `model_dir`, closed (its memory freed) when the block ends."""
-    if spec.engine == "transformers":
-        from botpsy.engine.transformers_engine import TransformersEngine
-        from botpsy.train.common import hf_dir
-
-        yield TransformersEngine(hf_dir(model_dir), chat_format="qwen35", n_threads=spec.threads or None)
-        return
-    from botpsy.engine.llamacpp import LlamaCppEngine
+    from botpsy.engine.load import load_engine
 
     threads = spec.threads or None
-    engine = LlamaCppEngine(
-        eval_gguf(model_dir),
-        n_ctx=n_ctx(spec),
-        n_threads=threads,
-        n_threads_batch=threads,
-        chat_format="qwen35",
+    if spec.engine == "transformers":
+        from botpsy.train.common import hf_dir
+
+        yield load_engine(hf_dir(model_dir), backend="transformers", chat_format="qwen35", n_threads=threads)
+        return
+    engine = load_engine(
+        eval_gguf(model_dir), backend="llamacpp", n_ctx=n_ctx(spec), n_threads=threads, chat_format="qwen35"
     )
     try:
         yield engine

@@ -265,11 +265,11 @@ def run_recipe(
 
 def evaluate_stage(model_dir: Path, n: int, seed: int = 1000) -> dict:
     """World figures of a GGUF model folder through llama.cpp (kept for callers of the SFT-only runner)."""
+    from botpsy.engine.load import load_engine
     from botpsy.eval.worlds import evaluate
-    from botpsy.models import load_engine
     from botpsy.worlds import get_domain
 
-    engine = load_engine(model_dir)
+    engine = load_engine(model_dir, backend="llamacpp")
     domain = get_domain("calendar")
     return evaluate(lambda t: engine, domain, domain.generate(n, seed, "eval"), engine.name).summary()
 

@@ -1,19 +1,29 @@
-"""Which backend runs a `--model` spec: the gold oracle, llama.cpp, transformers, or an HTTP endpoint.
+"""Building an engine from what the user typed: the one place every command and stage uses.
 
 A spec is what the user typed after `--model`:
-* `oracle` — the suite's own ground truth, replayed through botpsy's path (must score 100%);
+* `oracle` — the suite's own ground truth, replayed through botpsy's path (must score 100%); it has
+  no engine of its own, suites build one per item from the gold;
 * `embedded`, a `.gguf` file or a model folder with `manifest.json` — llama.cpp (the default);
 * a folder with `config.json` (a Hugging Face checkpoint) — transformers;
 * `http://HOST:PORT/v1[#MODEL]` — any OpenAI-compatible server (vLLM, llama.cpp's server,
   `botpsy serve`), see `botpsy.engine.openai_http`.
 `--backend` forces one of these readings when the spec alone is ambiguous.
+
+Before this module five places built engines, each reading the spec its own way, so `eval worlds`
+accepted fewer backends than `eval bfcl` (issue 15).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from botpsy.engine.base import Engine
+from botpsy.engine.llamacpp import LlamaCppEngine
+from botpsy.engine.openai_http import OpenAIHTTPEngine
+from botpsy.engine.transformers_engine import TransformersEngine
+from botpsy.models import resolve, thinking_from_template
+from botpsy.protocol.formats import ChatFormat
 
 BACKENDS = ("auto", "oracle", "llamacpp", "transformers", "openai")
 
@@ -25,8 +35,9 @@ class Backend:
     label: str  # the name results are filed under
 
 
-def resolve_backend(spec: str | None, backend: str = "auto") -> Backend:
-    spec = spec or ("oracle" if backend == "oracle" else "embedded")
+def resolve_backend(spec: str | Path | None, backend: str = "auto") -> Backend:
+    """Which backend runs `spec` (see the module docstring); ValueError for an impossible pairing."""
+    spec = str(spec) if spec is not None else ("oracle" if backend == "oracle" else "embedded")
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
     if backend == "oracle" or spec == "oracle":
@@ -48,25 +59,42 @@ def resolve_backend(spec: str | None, backend: str = "auto") -> Backend:
 
 
 def load_engine(
-    b: Backend, n_ctx: int = 8192, threads: int | None = None, chat_format: str | None = None
-) -> Any:
-    """Load the engine for a non-oracle backend (the oracle is built per item from its gold)."""
+    spec: str | Path | Backend | None = None,
+    backend: str = "auto",
+    n_ctx: int = 4096,
+    n_threads: int | None = None,
+    chat_format: str | None = None,
+    seed: int = 0,
+) -> Engine:
+    """The engine for a spec (or a resolved `Backend`); `chat_format` overrides the detected one.
+
+    llama.cpp: the GGUF or model folder `botpsy.models.resolve` finds, its LoRA adapter applied,
+    prompts batched on `n_threads` too, and `thinking` from the manifest or the GGUF's template.
+    """
+    b = spec if isinstance(spec, Backend) else resolve_backend(spec, backend)
     if b.kind == "oracle":
         raise ValueError("the oracle has no engine of its own; suites build one per item")
     if b.kind == "openai":
-        from botpsy.engine.openai_http import OpenAIHTTPEngine
-
         url, _, model = b.target.partition("#")
         return OpenAIHTTPEngine(url, model=model or None, chat_format=chat_format or "qwen35")
     if b.kind == "transformers":
-        from botpsy.engine.transformers_engine import TransformersEngine
-
-        return TransformersEngine(b.target, chat_format=chat_format, n_threads=threads)
-    from botpsy.models import load_engine as load_gguf
-
-    engine = load_gguf(b.target, n_ctx=n_ctx, n_threads=threads)
+        return TransformersEngine(b.target, chat_format=chat_format, n_threads=n_threads, seed=seed)
+    ms = resolve(b.target)
+    # `--threads N` means N for prompts too: llama.cpp would otherwise batch on every core.
+    engine = LlamaCppEngine(
+        ms.base,
+        ms.adapter,
+        n_ctx=n_ctx,
+        n_threads=n_threads,
+        n_threads_batch=n_threads,
+        chat_format=ms.chat_format,
+        seed=seed,
+    )
+    if ms.thinking is None:
+        ms.thinking = thinking_from_template(engine.llm.metadata.get("tokenizer.chat_template"))
+    engine.thinking = ms.thinking
+    if ms.name:
+        engine.name = ms.name
     if chat_format:
-        from botpsy.protocol.formats import ChatFormat
-
         engine.chat_format = ChatFormat(chat_format)  # type: ignore[arg-type]
     return engine
