@@ -134,9 +134,9 @@ def test_export_shapes_tiny_override_end_to_end(tmp_path, one_torch_thread):
     pytest.importorskip("matplotlib")
     from transformers import AutoTokenizer
 
+    from botpsy.bench.shapes import export_shapes
     from botpsy.engine.llamacpp import LlamaCppEngine
     from botpsy.export.gguf import metadata
-    from botpsy.export.shapes import export_shapes
 
     run = export_shapes(
         out_dir=tmp_path / "w",

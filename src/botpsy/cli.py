@@ -783,7 +783,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp = exp.add_parser(
         "shapes", help="BotPsy's 0.8B shape, random-init: bf16/Q8_0/Q4_K_M GGUF sizes and bench report"
     )
-    from botpsy.export import shapes
+    from botpsy.bench import shapes
 
     shapes.add_arguments(sp)
     sp.set_defaults(fn=lambda a: shapes.run(a, " ".join(["botpsy", *sys.argv[1:]])))
