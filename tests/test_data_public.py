@@ -466,7 +466,7 @@ def test_dataset_examples_and_shared_prefix(tmp_path, bpe):
 
 
 def test_recipe_takes_datasets_as_a_comma_separated_override(tmp_path):
-    from botpsy.train.recipe import resolve
+    from botpsy.train.presets import resolve
 
     a = tmp_path / "a.json"
     a.write_text("[]")

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from botpsy.train.recipe import STAGES, resolve, run_recipe
+from botpsy.train.presets import STAGES, resolve
+from botpsy.train.recipe import run_recipe
 
 ALL = "sft,mopd,rl1,rl2"
 TEACHERS = "mopd.teachers=tool_use=/ckpt/tool,reasoning=/ckpt/reason,instruction_following=/ckpt/if"

@@ -41,7 +41,7 @@ def tiny_base(tmp_path_factory):
 
 
 def test_recipe_runs_all_stages_resumes_and_reports(tiny_base, tmp_path):
-    from botpsy.train.recipe import STAGES, resolve
+    from botpsy.train.presets import STAGES, resolve
     from botpsy.train.runner import run_stages
 
     overrides = [

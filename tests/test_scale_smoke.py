@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from botpsy.export.lora_gguf import gguf_arch
-from botpsy.train.recipe import resolve
+from botpsy.train.presets import resolve
 from botpsy.train.scale_smoke import SMOKE_SIZES, main, markdown, smoke_plan
 
 

@@ -56,7 +56,8 @@ def test_shared_prefix_loss_equals_plain_loss():
 def test_micro_recipe_all_stages_on_the_embedded_base(tmp_path):
     """sft → mopd → rl1 → rl2 on SmolLM2-135M, a few steps each: the CI run of the whole recipe."""
     pytest.importorskip("trl")
-    from botpsy.train.recipe import STAGES, run_recipe
+    from botpsy.train.presets import STAGES
+    from botpsy.train.recipe import run_recipe
 
     assert run_recipe("micro", ",".join(STAGES), str(tmp_path), False, []) == 0
     root = tmp_path / "micro"

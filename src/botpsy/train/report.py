@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -281,3 +282,14 @@ def write_report(
     )
     plot(rows, folder / f"recipe-{preset}.png")
     return report
+
+
+REPORTED_PRESETS = {"tiny", "scale"}  # their reports are copied to reports/ (micro is CI scratch)
+
+
+def copy_report(folder: Path, preset: str, reports: Path = Path("reports")) -> None:
+    if preset in REPORTED_PRESETS:
+        reports.mkdir(parents=True, exist_ok=True)
+        for ext in ("json", "md", "png"):
+            if (folder / f"recipe-{preset}.{ext}").exists():
+                shutil.copy(folder / f"recipe-{preset}.{ext}", reports / f"recipe-{preset}.{ext}")

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from botpsy.train.heldout import EvalSpec
+from botpsy.train.presets import STAGES
+from botpsy.train.report import copy_report, write_report
 
 
 def materialize(adapter_dir: Path, start: str | Path, out: Path, name: str) -> Path:
@@ -151,8 +153,6 @@ def teacher_figures(root: Path, evaluate=None) -> dict[str, dict[str, Any]]:
 
 
 def run_stages(preset: str, plan: dict[str, Any], root: Path, log=print) -> dict[str, Any]:
-    from botpsy.train.recipe import STAGES, copy_report
-    from botpsy.train.report import write_report
 
     root.mkdir(parents=True, exist_ok=True)
     spec: EvalSpec = plan["eval"]
@@ -231,8 +231,6 @@ def report_stages(preset: str, plan: dict[str, Any], root: Path, log=print) -> d
     For a run that is still going or was interrupted: the finished stages are reported and the
     rest are named as not run, so a partial report never reads as a finished one.
     """
-    from botpsy.train.recipe import copy_report
-    from botpsy.train.report import write_report
 
     base = root / "base" / "eval.json"
     if not base.exists():

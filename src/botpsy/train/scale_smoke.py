@@ -61,7 +61,7 @@ TINY_SHAPE = {
 
 def smoke_plan(steps: int, teacher: str, minutes: float, overrides: list[str] = ()) -> dict[str, Any]:
     """The scale preset's stage configs with the run sizes cut; `--set` overrides apply last."""
-    from botpsy.train.recipe import STAGES, resolve
+    from botpsy.train.presets import STAGES, resolve
 
     named = [f"mopd.teachers=tool_use={teacher},reasoning={teacher},instruction_following={teacher}"]
     plan = resolve("scale", list(STAGES), named)
@@ -76,7 +76,7 @@ def smoke_plan(steps: int, teacher: str, minutes: float, overrides: list[str] = 
             cfg = dataclasses.replace(cfg, use_vllm=False)
         out[stage] = cfg
     if overrides:
-        from botpsy.train.recipe import _apply
+        from botpsy.train.presets import _apply
 
         out = {stage: _apply(cfg, stage, list(overrides)) for stage, cfg in out.items()}
     return out
