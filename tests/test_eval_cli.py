@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from botpsy import cli
+from botpsy import cli, term
 
 
 @pytest.fixture
@@ -91,7 +91,7 @@ def test_a_label_with_markup_prints_as_text(main, capsys, monkeypatch, as_json):
 
     pytest.importorskip("bfcl_eval")
     screen = io.StringIO()  # a terminal, so the progress bar draws its description too
-    monkeypatch.setattr(cli, "console", Console(file=screen, force_terminal=True, width=200))
+    monkeypatch.setattr(term, "console", Console(file=screen, force_terminal=True, width=200))
     argv = ["eval", "bfcl", "--backend", "oracle", "--categories", "parallel", "--limit", "2"]
     rc = main([*argv, "--label", "Standup [/] :smile:", *(["--json"] if as_json else [])])
     out = capsys.readouterr().out

@@ -19,18 +19,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from botpsy import term
+from botpsy.term import UsageError
+
 
 def _consoles():
-    from botpsy.cli import console, out
-
-    return console, out
+    return term.console, term.out  # read at call time: tests swap them
 
 
 def _say(con, *parts) -> None:
-    """Print model labels, task names and report text as text, never rich markup (`cli.say`)."""
-    from botpsy.cli import say
-
-    say(con, *parts)
+    """Print model labels, task names and report text as text, never rich markup (`term.say`)."""
+    term.say(con, *parts)
 
 
 def _progress_runner(label: str):
@@ -216,7 +215,6 @@ def cmd_ifbench(a) -> int:
 
 
 def cmd_tau2(a) -> int:
-    from botpsy.cli import UsageError
     from botpsy.engine.load import resolve_backend
     from botpsy.eval.tau2 import (
         Tau2Config,
@@ -286,7 +284,6 @@ def cmd_tau2(a) -> int:
 
 
 def cmd_report(a) -> int:
-    from botpsy.cli import UsageError
     from botpsy.eval.report import SUITES, ReportConfig, build_report, run_model, write_report
 
     suites = tuple(x.strip() for x in a.suites.split(",") if x.strip())
