@@ -28,15 +28,27 @@ may emit one token forever, or an end-of-turn), peak RSS in a process of its own
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import gc
 import json
 import resource
+import subprocess
+import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from botpsy.agent.loop import Agent, AgentConfig
+from botpsy.engine.load import load_engine
+from botpsy.export.gguf import read_header
+from botpsy.models import resolve
 from botpsy.protocol.messages import StepTiming
+from botpsy.worlds import get_domain, make_world
+from botpsy.worlds.kit import TODAY
 
 
 def memory_bandwidth_gb_s(size_mb: int = 256, repeats: int = 5, threads: int = 1) -> float:
@@ -61,7 +73,6 @@ def memory_bandwidth_gb_s(size_mb: int = 256, repeats: int = 5, threads: int = 1
             np.copyto(dst, src)
             best = min(best, time.perf_counter() - t0)
         return 2 * src.nbytes / best / 1e9
-    from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(threads) as pool:
         for _ in range(repeats):
@@ -75,8 +86,6 @@ def decode_bytes_per_token(path: str | Path) -> int:
     """Bytes of weights one decode step reads: every tensor once, except that an untied model
     reads one row of its token embedding, not all of it (a tied one reads it whole as the output
     projection). KV cache and recurrent state reads are left out (small at short context)."""
-    from botpsy.export.gguf import read_header
-
     tensors = {t.name: t.n_bytes for t in read_header(path)[1]}
     total = sum(tensors.values())
     if "output.weight" in tensors and "token_embd.weight" in tensors:
@@ -93,10 +102,6 @@ def release_free_memory() -> None:
     MiB of imports before it, 1.28x without them. Collecting Python's garbage and
     `malloc_trim(0)` makes the baseline what is live. Without glibc this only collects.
     """
-    import ctypes
-    import ctypes.util
-    import gc
-
     gc.collect()
     try:
         ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
@@ -247,10 +252,6 @@ class _AgentRuns:
         return sum(n - 1 for _, n, _ in self.steps) / seconds if seconds else 0.0
 
     def run(self, engine, domain, task, config) -> None:
-        from botpsy.agent.loop import Agent
-        from botpsy.worlds import make_world
-        from botpsy.worlds.kit import TODAY
-
         agent = Agent(engine, make_world(domain, task), task.system, config, today=TODAY)
         step = agent._generate
         t_start = time.perf_counter()
@@ -285,11 +286,6 @@ class _AgentRuns:
 def bench_model(
     model: str | None, tasks: int = 3, decode_tokens: int = 64, threads: int | None = None, log=print
 ) -> BenchResult:
-    from botpsy.agent.loop import AgentConfig
-    from botpsy.engine.load import load_engine
-    from botpsy.models import resolve
-    from botpsy.worlds import get_domain
-
     spec = resolve(model)
     gguf_bytes = spec.base.stat().st_size + (spec.adapter.stat().st_size if spec.adapter else 0)
     reset_peak_rss()
@@ -428,10 +424,6 @@ def bench_speed(
     `decode_tokens` steps: stop tokens are not special, so random-init models measure as well as
     trained ones.
     """
-    from botpsy.engine.load import load_engine
-    from botpsy.models import resolve
-    from botpsy.worlds import get_domain
-
     spec = resolve(model)
     # load_engine runs prompt batches on the same thread count as decode: llama-cpp-python's
     # default (every core) would make the 1-thread rows measure contention instead of one core.
@@ -498,9 +490,6 @@ def bench_speed_isolated(model: str | Path, threads: int = 2, timeout_s: float =
 
     A subprocess rather than multiprocessing's spawn, which re-imports the caller's main script.
     """
-    import subprocess
-    import sys
-
     args = json.dumps({"model": str(model), "threads": threads, **kw})
     code = (
         "import json, sys\n"
@@ -550,9 +539,7 @@ def bench_grammar(
     refusal; a random model's choices are refused far more often than a trained model's, so its
     grammar-first figure is an upper bound (`refusal_share` says how often).
     """
-    from botpsy.engine.grammar import lazy_tool_grammar, tool_call_grammar
-    from botpsy.engine.load import load_engine
-    from botpsy.worlds import get_domain
+    from botpsy.engine.grammar import lazy_tool_grammar, tool_call_grammar  # imports llama_cpp
 
     engine = load_engine(model, n_ctx=n_ctx, n_threads=threads)
     fmt, dom = engine.chat_format, get_domain(domain)

@@ -6,6 +6,8 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
+import numpy as np
+
 
 def _fmt_int(n: int) -> str:
     return f"{n:,}"
@@ -190,7 +192,6 @@ def write_plot(run, path: Path) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import numpy as np
 
     kinds = list(run.files)
     ncols = 3 if run.bench else 1

@@ -48,6 +48,7 @@ from botpsy.data.public_schema import (
     tool_list,
     tools_in_text,
 )
+from botpsy.data.sft import tokenize_conversation
 from botpsy.protocol.formats import tojson
 from botpsy.protocol.messages import Message, ToolCall
 
@@ -331,8 +332,6 @@ def dataset_examples(
     specs: Iterable[str], fmt, tokenize, log=print
 ) -> tuple[list[dict[str, list[int]]], int]:
     """SFT examples from dataset files, tokenized like the world conversations; and rows skipped."""
-    from botpsy.data.sft import tokenize_conversation
-
     examples: list[dict[str, list[int]]] = []
     skipped = 0
     for spec in specs:

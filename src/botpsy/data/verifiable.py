@@ -29,6 +29,8 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -123,8 +125,6 @@ def _arithmetic(rng: random.Random) -> tuple[str, int]:
 
 
 def check_number(answer: str | None, expected: float) -> float:
-    import re
-
     if not answer:
         return 0.0
     nums = re.findall(r"-?\d+(?:[.,]\d+)?", answer.replace(",", ""))
@@ -170,8 +170,6 @@ def _mcq(rng: random.Random) -> tuple[str, list[str], int]:
 
 
 def check_choice(answer: str | None, letter: str) -> float:
-    import re
-
     if not answer:
         return 0.0
     m = re.search(r"answer\s*(?:is|:)?\s*\(?([A-D])\)?\b", answer, re.I)
@@ -235,8 +233,6 @@ _REFERENCE = {
 
 
 def extract_code(answer: str | None) -> str:
-    import re
-
     if not answer:
         return ""
     m = re.search(r"```(?:python|py)?\s*\n(.*?)```", answer, re.S)
@@ -262,7 +258,6 @@ print(json.dumps({"passed": passed}))
 
 
 def _limits(cpu_s: int, mem_mb: int):  # pragma: no cover - runs in the child
-    import resource
 
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s))
     resource.setrlimit(resource.RLIMIT_AS, (mem_mb << 20, mem_mb << 20))
@@ -390,8 +385,6 @@ JSON_SCHEMA = {
 
 
 def check_json(answer: str | None, expected: dict[str, Any], schema: dict[str, Any]) -> float:
-    import re
-
     import jsonschema
 
     if not answer:

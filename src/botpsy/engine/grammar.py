@@ -34,10 +34,12 @@ required argument or array item is what the tools refuse, so the grammar must no
 
 from __future__ import annotations
 
+import ctypes
 import json
 import re
 from typing import Any
 
+import numpy as np
 from llama_cpp import LlamaGrammar
 
 TOOL_CALL = "<tool_call>"
@@ -310,10 +312,7 @@ class GrammarGate:
     """
 
     def __init__(self, llm, grammar: LlamaGrammar):
-        import ctypes
-
         import llama_cpp
-        import numpy as np
 
         self._lib = llama_cpp
         vocab = llm._model.vocab

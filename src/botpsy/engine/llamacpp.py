@@ -58,6 +58,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
+
 from botpsy.engine.base import EngineBase, EngineError, Generation
 from botpsy.protocol.formats import IM_END, ChatFormat, detect_format
 from botpsy.protocol.messages import StepTiming
@@ -242,7 +244,7 @@ class LlamaCppEngine(EngineBase):
 
     def tool_grammar(self, tools: list[dict], max_calls: int = 8):
         """A lazy grammar for calls to `tools` in this model's chat format (`engine.grammar`)."""
-        from botpsy.engine.grammar import lazy_tool_grammar
+        from botpsy.engine.grammar import lazy_tool_grammar  # imports llama_cpp
 
         return lazy_tool_grammar(self, tools, max_calls=max_calls)
 
@@ -333,9 +335,8 @@ class LlamaCppEngine(EngineBase):
         resume) with grammar-first sampling (`botpsy.engine.grammar.GrammarGate`). Sampling when
         `temperature` > 0 matches the default path's settings (top-k 40, top-p 0.95) in numpy."""
         import llama_cpp
-        import numpy as np
 
-        from botpsy.engine.grammar import GrammarGate
+        from botpsy.engine.grammar import GrammarGate  # imports llama_cpp
 
         llm = self.llm
         keep = min(self.cached_prefix(prompt_ids), len(prompt_ids) - 1)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import traceback
 from typing import Any
@@ -130,8 +131,6 @@ class Worker:
         return {"valid": bool(res["valid"]), "error_type": res.get("error_type", "")}
 
     def forget(self, tag: str) -> dict[str, Any]:
-        import re
-
         from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils
 
         safe = re.sub(r"[-./:]", "_", tag)

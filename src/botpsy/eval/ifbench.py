@@ -31,6 +31,7 @@ from typing import Any
 from botpsy.agent.loop import Agent, AgentConfig
 from botpsy.data.nltk_offline import require_ifbench
 from botpsy.engine.base import Engine, EngineError
+from botpsy.eval.bfcl import sample
 from botpsy.eval.runs import ItemResult, ResultCache, failure_counts, run_items, token_counter, trace_figures
 from botpsy.tools.base import Toolbox
 
@@ -183,7 +184,6 @@ def evaluate_ifbench(
     run_config: dict[str, Any] | None = None,
 ) -> IfbenchReport:
     require_ifbench()
-    from botpsy.eval.bfcl import sample
 
     items = sample(items if items is not None else load_items(), config.limit)
     cache = ResultCache(out, "ifbench", model, {"model": model, **(run_config or {}), **config.__dict__})

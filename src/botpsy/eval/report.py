@@ -26,8 +26,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from botpsy.agent.loop import AgentConfig
+from botpsy.engine.oracle import OracleEngine
 from botpsy.eval import metrics as M
 from botpsy.eval.runs import ItemResult, failure_counts
+from botpsy.protocol.messages import Message
 
 SUITES = ("bfcl", "worlds", "ifbench")
 
@@ -353,10 +356,6 @@ def run_model(
     progress_factory: Callable[[str], tuple[Any, Callable, Callable]],
 ) -> ModelRun:
     """All suites of the report for one model (`engine` None: the oracle)."""
-    from botpsy.agent.loop import AgentConfig
-    from botpsy.engine.oracle import OracleEngine
-    from botpsy.protocol.messages import Message
-
     run = ModelRun(label)
     thinking = engine.thinking if engine is not None else True
     if "bfcl" in config.suites:

@@ -30,11 +30,14 @@ import os
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from botpsy.agent.loop import Agent, AgentConfig
 from botpsy.engine.base import Engine, EngineError
+from botpsy.engine.oracle import OracleEngine
+from botpsy.eval.bfcl import sample
 from botpsy.eval.runs import ItemResult, ResultCache, failure_counts, run_items, token_counter, trace_figures
 from botpsy.protocol.messages import Message, ToolCall, Trace
 from botpsy.tools.base import Labels, Tool, Toolbox
@@ -172,8 +175,6 @@ def trajectory(
 
 def score(domain: str, task: Any, messages: list[Any], stopped_ok: bool) -> Any:
     """The official reward of a trajectory (EvaluationType.ALL: DB, assertions, actions, communicate)."""
-    from datetime import datetime
-
     from tau2.data_model.simulation import SimulationRun, TerminationReason
     from tau2.evaluator.evaluator import EvaluationType, evaluate_simulation
 
@@ -397,7 +398,6 @@ def evaluate_tau2(
     """`engine_for(domain, task)` → (engine, the scripted user's action batches). With `user`, an
     LLM user simulator plays the user instead of the script (a model's real run)."""
     require_tau2()
-    from botpsy.eval.bfcl import sample
 
     cache = ResultCache(out, "tau2", model, {"model": model, **(run_config or {}), **config.__dict__})
     results: list[ItemResult] = []
@@ -425,8 +425,6 @@ def evaluate_tau2(
 
 
 def oracle_engine_for(chat_format: str = "qwen35") -> Callable[[str, Any], tuple[Engine, list[list[Any]]]]:
-    from botpsy.engine.oracle import OracleEngine
-
     def engine_for(domain: str, task: Any) -> tuple[Engine, list[list[Any]]]:
         turns, batches = gold_script(task)
         return OracleEngine(turns, chat_format), batches

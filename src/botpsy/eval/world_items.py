@@ -24,6 +24,7 @@ from typing import Any
 from botpsy.agent.detectors import phantom_action, unsafe_episode
 from botpsy.agent.guards import acting_tools
 from botpsy.agent.loop import Agent, AgentConfig
+from botpsy.data.verifiable import draw_instruction
 from botpsy.engine.base import Engine, EngineError
 from botpsy.eval.runs import ItemResult, ResultCache, run_items, token_counter, trace_figures
 from botpsy.eval.worlds import _reason_class
@@ -36,8 +37,6 @@ INSTRUCTED_FROM = ("single", "multi_step", "no_call", "impossible")  # kinds who
 
 def instructed_task(task: Task, seed: int = 0) -> tuple[Task, str, dict[str, Any]]:
     """The task with one held-out IFBench constraint appended to its request (deterministic)."""
-    from botpsy.data.verifiable import draw_instruction
-
     drawn = draw_instruction(random.Random(f"{task.id}:{seed}"), held_out=True)
     if drawn is None:
         raise ValueError(f"no IFBench constraint could be drawn for {task.id}")

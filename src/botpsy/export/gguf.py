@@ -22,11 +22,13 @@ reads what was really written, and the tests check it.
 from __future__ import annotations
 
 import json
+import mmap
 import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from botpsy.engine.llamacpp import _quiet_stderr, check_gguf
 from botpsy.export.tiny_qwen import SPLIT_REGEX
 
 OUTTYPES = ("f32", "f16", "bf16")
@@ -122,8 +124,6 @@ def quantize_gguf(src: str | Path, dst: str | Path, qtype: str = "Q8_0", n_threa
     """Quantize a GGUF with llama.cpp in-process (`llama_model_quantize`)."""
     import llama_cpp
 
-    from botpsy.engine.llamacpp import _quiet_stderr, check_gguf
-
     src, dst = Path(src), Path(dst)
     if qtype not in QUANT_TYPES:
         raise ExportError(f"quantization type must be one of {', '.join(QUANT_TYPES)}, got {qtype!r}")
@@ -207,8 +207,6 @@ class _Cursor:
 
 def read_header(path: str | Path) -> tuple[dict[str, Any], list[TensorInfo]]:
     """A GGUF's scalar and string metadata (arrays left out) and its tensor table."""
-    import mmap
-
     path = Path(path)
     with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
         c = _Cursor(memoryview(mm))

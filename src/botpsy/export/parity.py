@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from botpsy.engine.load import load_engine
+
 
 @dataclass(frozen=True)
 class LogitParity:
@@ -57,8 +59,6 @@ def compare(reference: np.ndarray, other: np.ndarray) -> LogitParity:
 def gguf_parity(hf_dir: str | Path, gguf_paths: list[str | Path], ids: list[int]) -> dict[str, LogitParity]:
     """Compare each GGUF's next-token logits on `ids` with the HF model in `hf_dir`."""
     from transformers import AutoModelForCausalLM
-
-    from botpsy.engine.load import load_engine
 
     model = AutoModelForCausalLM.from_pretrained(str(hf_dir), dtype="float32").eval()
     ref = hf_next_token_logits(model, ids)

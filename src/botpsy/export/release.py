@@ -22,17 +22,18 @@ from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
 
+from botpsy.data.sft import conversation_messages
 from botpsy.export.gguf import convert_hf_to_gguf, quantize_gguf, tensor_types
+from botpsy.export.parity import gguf_parity
+from botpsy.export.tiny_qwen import build_tiny_qwen35
+from botpsy.protocol.formats import ChatFormat, detect_format
+from botpsy.worlds import get_domain
 
 DEFAULT_QUANTS = ("Q8_0", "Q4_K_M")
 
 
 def parity_ids(tokenize) -> list[int]:
     """Token ids of a short rendered calendar conversation (system, request, call, result, answer)."""
-    from botpsy.data.sft import conversation_messages
-    from botpsy.protocol.formats import ChatFormat
-    from botpsy.worlds import get_domain
-
     tasks = get_domain("calendar").generate(2, seed=7, split="eval")
     text = ChatFormat("qwen35").render(conversation_messages(tasks), None, add_generation_prompt=True)
     return tokenize(text)
@@ -50,8 +51,6 @@ def export_model(
     check_parity: bool = True,
 ) -> Path:
     """Convert, quantize and describe `hf_dir` in `out_dir`; returns the manifest path."""
-    from botpsy.protocol.formats import detect_format
-
     hf_dir, out_dir = Path(hf_dir), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
@@ -96,8 +95,6 @@ def export_model(
 
 def export_tiny(out_dir: str | Path, seed: int = 0, train_steps: int = 0, check_parity: bool = True) -> Path:
     """Build the tiny Qwen3.5 model into `out_dir/hf` and export it; returns the manifest path."""
-    from botpsy.export.tiny_qwen import build_tiny_qwen35
-
     out_dir = Path(out_dir)
     hf_dir = build_tiny_qwen35(out_dir / "hf", seed=seed, train_steps=train_steps)
     name = "tiny-qwen35-random" if train_steps == 0 else f"tiny-qwen35-{train_steps}steps"
@@ -106,8 +103,6 @@ def export_tiny(out_dir: str | Path, seed: int = 0, train_steps: int = 0, check_
 
 def _parity(hf_dir: Path, files: dict[str, Path]) -> dict[str, dict]:
     from transformers import AutoTokenizer
-
-    from botpsy.export.parity import gguf_parity
 
     ids = parity_ids(lambda t: AutoTokenizer.from_pretrained(str(hf_dir)).encode(t, add_special_tokens=False))
     result = gguf_parity(hf_dir, list(files.values()), ids)

@@ -27,7 +27,9 @@ import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from botpsy.export.qwen_vocab import qwen35_hf_tokenizer
 from botpsy.export.tiny_qwen import TinyQwenShape, quantization_blockers, qwen35_config
+from botpsy.protocol.formats import template_text
 
 
 @dataclass(frozen=True)
@@ -130,9 +132,6 @@ def build_shape_model(
     """
     import torch
     from transformers import Qwen3_5ForCausalLM
-
-    from botpsy.export.qwen_vocab import qwen35_hf_tokenizer
-    from botpsy.protocol.formats import template_text
 
     ref = get_shape(ref) if isinstance(ref, str) else ref
     shape = replace(ref.shape, **(overrides or {}))

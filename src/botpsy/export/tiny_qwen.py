@@ -32,8 +32,13 @@ Random init by default: this is "the untrained random-init model" evaluation com
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from botpsy.data.sft import conversation_messages
+from botpsy.protocol.formats import ChatFormat, template_text
+from botpsy.worlds import get_domain
 
 # The pre-tokenizer split regexes, written out so the HF tokenizer and llama.cpp's built-in
 # pre-tokenizer of the same name agree. "qwen35" is Qwen3.5's (letters may carry combining marks);
@@ -164,10 +169,6 @@ def _mrope_section(pairs: int) -> list[int]:
 
 def corpus_texts(n_conversations: int = 300, seed: int = 0, domain: str = "calendar") -> list[str]:
     """Rendered world conversations (system + tools + gold turns), as the model would see them."""
-    from botpsy.data.sft import conversation_messages
-    from botpsy.protocol.formats import ChatFormat
-    from botpsy.worlds import get_domain
-
     dom = get_domain(domain)
     tools = [t.schema() for t in dom.tools]
     fmt = ChatFormat("qwen35")
@@ -180,8 +181,6 @@ def corpus_texts(n_conversations: int = 300, seed: int = 0, domain: str = "calen
 
 def _strip_special(text: str) -> list[str]:
     """Cut the added tokens out of training text so BPE never learns merges across them."""
-    import re
-
     pattern = "|".join(re.escape(t) for t in QWEN_SPECIAL_TOKENS + QWEN_ADDED_TOKENS)
     return [p for p in re.split(pattern, text) if p]
 
@@ -258,8 +257,6 @@ def build_tiny_qwen35(
     """
     import torch
     from transformers import Qwen3_5ForCausalLM
-
-    from botpsy.protocol.formats import template_text
 
     blockers = quantization_blockers(shape)
     if blockers:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -34,6 +35,8 @@ from botpsy.stores.sqlite import SqliteStore
 from botpsy.tools.base import Tool, Toolbox, ToolError, unexpected_failure
 from botpsy.tools.calendar import CalendarState
 from botpsy.tools.registry import SUITES
+from botpsy.worlds import DOMAINS
+from botpsy.worlds.calendar import seed_state
 
 DEFAULT_WORKSPACE = Path.home() / ".botpsy" / "workspace"
 
@@ -167,11 +170,6 @@ class Workspace:
 
 def seed_workspace(root: Path | str, seed: int = 0, suites: list[str] | None = None) -> Workspace:
     """Fill a workspace with each suite's seeded world state: a demo or test workspace in one call."""
-    import random
-
-    from botpsy.worlds import DOMAINS
-    from botpsy.worlds.calendar import seed_state
-
     ws = Workspace(root, suites=suites)
     for suite in ws.suites:
         rng = random.Random(f"workspace:{suite}:{seed}")

@@ -35,6 +35,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from botpsy.agent.detectors import reasoning_loop
+from botpsy.agent.loop import AgentConfig
+from botpsy.data.verifiable import generate, mixture, score
+from botpsy.engine.load import load_engine
+from botpsy.eval.worlds import evaluate
+from botpsy.export.gguf import convert_hf_to_gguf
+from botpsy.protocol.formats import THINK_CLOSE
+from botpsy.train.common import hf_dir
+from botpsy.worlds import get_domain
+
 
 @dataclass(frozen=True)
 class EvalSpec:
@@ -69,9 +79,6 @@ def n_ctx(spec: EvalSpec) -> int:
 
 def eval_gguf(model_dir: str | Path) -> Path:
     """The checkpoint as an f16 GGUF for llama.cpp, converted on first use and kept beside it."""
-    from botpsy.export.gguf import convert_hf_to_gguf
-    from botpsy.train.common import hf_dir
-
     path = Path(model_dir) / EVAL_GGUF
     if not path.exists():
         convert_hf_to_gguf(hf_dir(model_dir), path, "f16", model_name=Path(model_dir).name)
@@ -81,8 +88,6 @@ def eval_gguf(model_dir: str | Path) -> Path:
 @contextmanager
 def _engine(model_dir: str | Path, spec: EvalSpec):
     """The engine that measures `model_dir`, closed (its memory freed) when the block ends."""
-    from botpsy.engine.load import load_engine
-
     threads = spec.threads or None
     if spec.engine == "transformers":
         from botpsy.train.common import hf_dir
@@ -100,10 +105,6 @@ def _engine(model_dir: str | Path, spec: EvalSpec):
 
 def generate_items(engine, items, max_tokens: int) -> list[dict[str, Any]]:
     """Greedy completions of verifiable items, scored, with reasoning length and loop flags."""
-    from botpsy.agent.detectors import reasoning_loop
-    from botpsy.data.verifiable import score
-    from botpsy.protocol.formats import THINK_CLOSE
-
     out = []
     for item in items:
         ids = engine.tokenize(item.prompt(engine.chat_format))
@@ -124,10 +125,6 @@ def generate_items(engine, items, max_tokens: int) -> list[dict[str, Any]]:
 
 
 def world_figures(engine, spec: EvalSpec, split_seed: int, n: int, split: str = "eval") -> dict[str, Any]:
-    from botpsy.agent.loop import AgentConfig
-    from botpsy.eval.worlds import evaluate
-    from botpsy.worlds import get_domain
-
     config = AgentConfig(max_tokens=spec.max_tokens, max_steps=spec.max_steps, tool_grammar=False)
     merged: dict[str, Any] = {"n": 0, "success": 0.0, "tool_call_exact": 0.0, "by_kind": {}}
     kinds: dict[str, list[float]] = {}
@@ -151,8 +148,6 @@ def world_figures(engine, spec: EvalSpec, split_seed: int, n: int, split: str = 
 def heldout_figures(
     model_dir: str | Path, spec: EvalSpec, world_tasks: int | None = None, log=print
 ) -> dict[str, Any]:
-    from botpsy.data.verifiable import generate, mixture
-
     half = spec.reasoning_items // 2
     if_items = mixture({"ifeval": spec.if_items}, spec.seed, "eval", log) if spec.if_items else []
     t0 = time.perf_counter()
@@ -189,8 +184,6 @@ def heldout_figures(
 
 def dev_score(model_dir: str | Path, spec: EvalSpec) -> float:
     """One number to rank checkpoints of a stage: mean of dev world success and dev verifiable score."""
-    from botpsy.data.verifiable import generate
-
     items = generate("arithmetic", spec.dev_items, spec.dev_seed, "train") + generate(
         "json", spec.dev_items, spec.dev_seed, "train"
     )

@@ -33,10 +33,22 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from botpsy.data.verifiable import SKILLS
+from botpsy.data.verifiable import SKILLS, mixture
+from botpsy.protocol.formats import ChatFormat
+from botpsy.train.common import (
+    check_same_tokenizer,
+    cpu_args,
+    load_policy,
+    lora_config,
+    save_checkpoint,
+    time_budget_callback,
+    train,
+    write_summary,
+)
 
 
 @dataclass(frozen=True)
@@ -114,8 +126,6 @@ def load_teachers(
     sources: dict[str, str], resolve, student_tok, threads: int = 0, log=print
 ) -> dict[str, object]:
     """One model per distinct source, checked against the student's tokenizer. `resolve` maps a source to a path."""
-    from botpsy.train.common import check_same_tokenizer, load_policy
-
     loaded: dict[str, object] = {}
     out = {}
     for skill, source in sources.items():
@@ -194,8 +204,6 @@ def make_routed_trainer():
 
 
 def mopd_dataset(cfg: MOPDConfig, fmt, split: str = "train", log=print) -> list[dict]:
-    from botpsy.data.verifiable import mixture
-
     counts = {k: int(v) for k, v in parse_pairs(cfg.prompts, "mopd.prompts").items()}
     items = mixture(counts, cfg.seed, split, log)
     return [{"prompt": it.prompt(fmt), "skill": it.skill, "item": it.to_json()} for it in items]
@@ -203,21 +211,8 @@ def mopd_dataset(cfg: MOPDConfig, fmt, split: str = "train", log=print) -> list[
 
 def run_mopd(cfg: MOPDConfig, student: str, out_dir: Path, resolve, log=print) -> dict:
     """Train; `resolve(source, skill)` turns a teacher source ("sft", "base", "rl:…", a path) into a checkpoint path."""
-    from collections import Counter
-
     from datasets import Dataset
     from trl import DistillationConfig
-
-    from botpsy.protocol.formats import ChatFormat
-    from botpsy.train.common import (
-        cpu_args,
-        load_policy,
-        lora_config,
-        save_checkpoint,
-        time_budget_callback,
-        train,
-        write_summary,
-    )
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -7,6 +7,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from botpsy.eval.metrics import reasoning_tokens_per_correct
+
 COLUMNS = (
     ("world success", "success"),
     ("call exact", "tool_call_exact"),
@@ -28,8 +30,6 @@ def _cell(v: Any) -> str:
 
 def common_reasoning_tokens(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Reasoning tokens per correct answer on the reasoning items every stage solved (the fair comparison)."""
-    from botpsy.eval.metrics import reasoning_tokens_per_correct
-
     per = {
         r["stage"]: {
             i["id"]: (i["score"] >= 1.0, i["reasoning_tokens"])

@@ -32,6 +32,16 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from botpsy.data.turns import TurnItem, call_reward, format_reward, success_reward, turn_items
+from botpsy.protocol.formats import ChatFormat
+from botpsy.train.common import (
+    cpu_args,
+    load_policy,
+    lora_config,
+    save_checkpoint,
+    time_budget_callback,
+    train,
+    write_summary,
+)
 from botpsy.train.dynamic_sampling import group_rows, merge_rows, plan_groups, refill_needed
 from botpsy.worlds import get_domain
 
@@ -168,17 +178,6 @@ def trl_reward(fn, name: str):
 def run_rl1(cfg: RL1Config, student: str, out_dir: Path, log=print) -> dict:
     from datasets import Dataset
     from trl import GRPOConfig
-
-    from botpsy.protocol.formats import ChatFormat
-    from botpsy.train.common import (
-        cpu_args,
-        load_policy,
-        lora_config,
-        save_checkpoint,
-        time_budget_callback,
-        train,
-        write_summary,
-    )
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

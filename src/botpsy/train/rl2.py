@@ -24,8 +24,24 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from botpsy.data.verifiable import Item, mixture, score
+from botpsy.protocol.formats import ChatFormat
+from botpsy.train.common import (
+    cpu_args,
+    load_policy,
+    lora_config,
+    save_checkpoint,
+    time_budget_callback,
+    train,
+    write_summary,
+)
+from botpsy.train.mopd import parse_pairs
+from botpsy.train.rewards import loop_penalty, overlong_penalty
+from botpsy.train.rl import make_dynamic_sampling_trainer
 
 
 @dataclass(frozen=True)
@@ -59,9 +75,6 @@ class RL2Config:
 
 
 def rl2_dataset(cfg: RL2Config, fmt, split: str = "train", log=print) -> list[dict]:
-    from botpsy.data.verifiable import mixture
-    from botpsy.train.mopd import parse_pairs
-
     counts = {k: int(v) for k, v in parse_pairs(cfg.domains, "rl2.domains").items()}
     return [
         {"prompt": it.prompt(fmt), "item": it.to_json(), "domain": it.domain}
@@ -71,8 +84,6 @@ def rl2_dataset(cfg: RL2Config, fmt, split: str = "train", log=print) -> list[di
 
 def reward_functions(cfg: RL2Config):
     """The TRL reward functions of RL2, in the order of `cfg.reward_weights`."""
-    from botpsy.data.verifiable import Item, score
-    from botpsy.train.rewards import loop_penalty, overlong_penalty
 
     def verifiable(prompts, completions, item, **_):
         return [score(Item.from_json(i), c) for c, i in zip(completions, item, strict=True)]
@@ -90,22 +101,8 @@ def reward_functions(cfg: RL2Config):
 
 
 def run_rl2(cfg: RL2Config, student: str, out_dir: Path, log=print) -> dict:
-    from collections import Counter
-
     from datasets import Dataset
     from trl import GRPOConfig
-
-    from botpsy.protocol.formats import ChatFormat
-    from botpsy.train.common import (
-        cpu_args,
-        load_policy,
-        lora_config,
-        save_checkpoint,
-        time_budget_callback,
-        train,
-        write_summary,
-    )
-    from botpsy.train.rl import make_dynamic_sampling_trainer
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from botpsy.bench.device import peak_rss_mb, reset_peak_rss
+from botpsy.train.presets import STAGES, resolve
+from botpsy.train.runner import train_stage
 
 # What the smoke run cuts, per stage: config field -> value. Prompt/task counts only need to cover
 # `steps` batches; completion lengths bound a step's rollout time.
@@ -61,8 +63,6 @@ TINY_SHAPE = {
 
 def smoke_plan(steps: int, teacher: str, minutes: float, overrides: list[str] = ()) -> dict[str, Any]:
     """The scale preset's stage configs with the run sizes cut; `--set` overrides apply last."""
-    from botpsy.train.presets import STAGES, resolve
-
     named = [f"mopd.teachers=tool_use={teacher},reasoning={teacher},instruction_following={teacher}"]
     plan = resolve("scale", list(STAGES), named)
     out = {}
@@ -145,8 +145,6 @@ def run_smoke(
     log=print,
 ) -> dict[str, Any]:
     """Run each stage for `steps` steps (or `minutes`, whichever ends first) and time it."""
-    from botpsy.train.runner import train_stage
-
     plan = smoke_plan(steps, teacher or str(model), minutes, overrides)
     header = report_header(model, steps, minutes)
     report: dict[str, Any] = {}

@@ -25,6 +25,10 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from botpsy.data.mix import MixConfig, mix_conversations
+from botpsy.data.sft import mix_examples, write_jsonl
+from botpsy.export.lora_gguf import gguf_arch, write_lora_gguf
+from botpsy.protocol.formats import IM_END, ChatFormat
 from botpsy.train.common import TimeBudget, device_args, load_base
 from botpsy.train.presets import resolve
 from botpsy.train.sft_config import SFTStageConfig
@@ -86,11 +90,6 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
     from datasets import Dataset
     from peft import LoraConfig, get_peft_model
     from trl import SFTConfig, SFTTrainer
-
-    from botpsy.data.mix import mix_conversations
-    from botpsy.data.sft import mix_examples, write_jsonl
-    from botpsy.export.lora_gguf import gguf_arch, write_lora_gguf
-    from botpsy.protocol.formats import IM_END, ChatFormat
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -208,8 +207,6 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
 
 
 def mix_config(cfg: SFTStageConfig):
-    from botpsy.data.mix import MixConfig
-
     return MixConfig(
         domains=tuple(cfg.domains),
         per_conversation=cfg.per_conversation,

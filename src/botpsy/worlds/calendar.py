@@ -12,6 +12,7 @@ following three weeks.
 
 from __future__ import annotations
 
+import json
 import random
 from datetime import date, datetime, timedelta
 
@@ -325,8 +326,6 @@ class _Builder:
         return self.rng.choice(_T[key][self.split]).format(**kw)
 
     def call(self, reasoning: str, name: str, **args) -> dict:
-        import json
-
         self.gold.append(Message("assistant", "", reasoning, [ToolCall(name, args)]))
         out = self.world.call(name, args)
         self.gold.append(Message("tool", out, name=name))
