@@ -29,8 +29,12 @@ from typing import Any
 from botpsy.agent.loop import AgentConfig
 from botpsy.engine.oracle import OracleEngine
 from botpsy.eval import metrics as M
+from botpsy.eval.bfcl import BfclConfig, evaluate_bfcl, gold_messages, parse_categories
+from botpsy.eval.ifbench import IfbenchConfig, evaluate_ifbench, sample_responses
 from botpsy.eval.runs import ItemResult, failure_counts
+from botpsy.eval.world_items import evaluate_worlds_items
 from botpsy.protocol.messages import Message
+from botpsy.worlds import DOMAINS
 
 SUITES = ("bfcl", "worlds", "ifbench")
 
@@ -359,8 +363,6 @@ def run_model(
     run = ModelRun(label)
     thinking = engine.thinking if engine is not None else True
     if "bfcl" in config.suites:
-        from botpsy.eval.bfcl import BfclConfig, evaluate_bfcl, gold_messages, parse_categories
-
         prog, on_cat, progress = progress_factory(f"{label} · BFCL")
         with prog:
             rep = evaluate_bfcl(
@@ -376,9 +378,6 @@ def run_model(
             )
         run.results["bfcl"], run.summaries["bfcl"] = rep.results, rep.to_dict()
     if "worlds" in config.suites:
-        from botpsy.eval.world_items import evaluate_worlds_items
-        from botpsy.worlds import DOMAINS
-
         prog, on_dom, progress = progress_factory(f"{label} · worlds")
         agent_cfg = AgentConfig(
             max_tokens=config.max_tokens, temperature=config.temperature, thinking=thinking
@@ -401,8 +400,6 @@ def run_model(
                 )
         run.results["worlds"], run.summaries["worlds"] = results, worlds_summary(results)
     if "ifbench" in config.suites:
-        from botpsy.eval.ifbench import IfbenchConfig, evaluate_ifbench, sample_responses
-
         samples = sample_responses() if engine is None else {}
         prog, on_start, progress = progress_factory(f"{label} · IFBench")
         with prog:

@@ -24,7 +24,7 @@ from typing import Any
 from botpsy.agent.detectors import phantom_action, unsafe_episode
 from botpsy.agent.guards import acting_tools
 from botpsy.agent.loop import Agent, AgentConfig
-from botpsy.data.verifiable import draw_instruction
+from botpsy.data.verifiable import check_instruction, draw_instruction
 from botpsy.engine.base import Engine, EngineError
 from botpsy.eval.runs import ItemResult, ResultCache, run_items, token_counter, trace_figures
 from botpsy.eval.worlds import _reason_class
@@ -94,8 +94,6 @@ def run_world_item(
         "unsafe": unsafe,
     }
     if instruction is not None:
-        from botpsy.data.verifiable import check_instruction
-
         iid, kwargs = instruction
         followed = check_instruction(trace.final_answer, iid, kwargs) > 0
         detail.update(kind="instruction", task_kind=task.kind, instruction=iid, instruction_followed=followed)

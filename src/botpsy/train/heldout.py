@@ -90,8 +90,6 @@ def _engine(model_dir: str | Path, spec: EvalSpec):
     """The engine that measures `model_dir`, closed (its memory freed) when the block ends."""
     threads = spec.threads or None
     if spec.engine == "transformers":
-        from botpsy.train.common import hf_dir
-
         yield load_engine(hf_dir(model_dir), backend="transformers", chat_format="qwen35", n_threads=threads)
         return
     engine = load_engine(

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from botpsy.bench.device import peak_rss_mb, reset_peak_rss
-from botpsy.train.presets import STAGES, resolve
+from botpsy.train.presets import STAGES, _apply, resolve
 from botpsy.train.runner import train_stage
 
 # What the smoke run cuts, per stage: config field -> value. Prompt/task counts only need to cover
@@ -76,8 +76,6 @@ def smoke_plan(steps: int, teacher: str, minutes: float, overrides: list[str] = 
             cfg = dataclasses.replace(cfg, use_vllm=False)
         out[stage] = cfg
     if overrides:
-        from botpsy.train.presets import _apply
-
         out = {stage: _apply(cfg, stage, list(overrides)) for stage, cfg in out.items()}
     return out
 

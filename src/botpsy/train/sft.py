@@ -26,6 +26,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from botpsy.data.mix import MixConfig, mix_conversations
+from botpsy.data.public import dataset_examples
 from botpsy.data.sft import mix_examples, write_jsonl
 from botpsy.export.lora_gguf import gguf_arch, write_lora_gguf
 from botpsy.protocol.formats import IM_END, ChatFormat
@@ -111,8 +112,6 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
         sources[c.source] = sources.get(c.source, 0) + 1
     log("conversations by source: " + ", ".join(f"{k} {v}" for k, v in sorted(sources.items())))
     if cfg.datasets:
-        from botpsy.data.public import dataset_examples
-
         extra, skipped = dataset_examples(cfg.datasets, fmt, tokenize, log)
         log(f"public datasets: {len(extra)} conversations added, {skipped} rows skipped")
         examples += extra
