@@ -81,3 +81,19 @@ def test_tools_list_json(capsys):
     names = {t["name"] for t in tools}
     assert {"create_event", "delete_event", "find_free_slots"} <= names
     assert all(set(t["labels"]) == {"mutates", "egress", "sensitive"} for t in tools)
+
+
+def test_the_command_line_starts_without_the_heavy_packages():
+    """Every command's module is imported at the top of cli.py (issue 15), so `botpsy --help` and
+    `botpsy run` load them all: none may bring in an optional extra, llama.cpp's native library
+    (loaded when a model is) or the MCP SDK (only `chat --mcp` and `mcp serve` use it)."""
+    import subprocess
+    import sys
+
+    heavy = ("torch", "transformers", "trl", "peft", "datasets", "matplotlib", "llama_cpp", "mcp")
+    code = (
+        "import sys; from botpsy import cli; cli.build_parser(); "
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

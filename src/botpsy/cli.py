@@ -8,6 +8,7 @@ Set BOTPSY_DEBUG=1 to see tracebacks of unexpected errors.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -16,20 +17,37 @@ from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
 
+from rich.progress import Progress, TextColumn
+
+from botpsy import cli_eval
+from botpsy.agent.loop import Agent, AgentConfig, approve_all, decline_all
+from botpsy.agent.stream import AnswerStream
+from botpsy.bench import device as bench_device
+from botpsy.bench import shapes
+from botpsy.engine.base import EngineError
+from botpsy.engine.load import load_engine
+from botpsy.engine.oracle import OracleEngine
+from botpsy.eval.worlds import evaluate_items
+from botpsy.export.release import export_tiny
+from botpsy.serve import make_server
+from botpsy.stores.common import StoreError
+from botpsy.stores.workspace import Workspace
 from botpsy.term import UsageError, console, out, say, styled, text_log
+from botpsy.tools.registry import tools_json, tools_table
+from botpsy.train import recipe
+from botpsy.worlds import get_domain
+from botpsy.worlds.base import Task
+from botpsy.worlds.calendar import system_prompt
+from botpsy.worlds.tasks import check_tasks, domain_names, generate_tasks
 
 # ---- helpers -------------------------------------------------------------------------------------
 
 
 def _engine(model: str | None, n_ctx: int = 4096, threads: int | None = None):
-    from botpsy.engine.load import load_engine
-
     return load_engine(model, backend="llamacpp", n_ctx=n_ctx, n_threads=threads)
 
 
 def _confirm_fn(yes: bool):
-    from botpsy.agent.loop import approve_all, decline_all
-
     if yes:
         return approve_all
     if not sys.stdin.isatty():
@@ -49,8 +67,6 @@ def _confirm_fn(yes: bool):
 
 
 def _workspace(root: str, suites: str, extra_tools=None):
-    from botpsy.stores.workspace import Workspace
-
     names = [x.strip() for x in suites.split(",") if x.strip()]
     if names == ["all"]:
         names = []
@@ -58,8 +74,6 @@ def _workspace(root: str, suites: str, extra_tools=None):
 
 
 def _system_today() -> str:
-    from botpsy.worlds.calendar import system_prompt
-
     return system_prompt(date.today())
 
 
@@ -155,8 +169,6 @@ def _agent_config(a, engine):
     """The agent settings from the command line, with the model's own thinking mode: a model
     trained without <think> (a Qwen2.5 instruct GGUF, a manifest saying `thinking: false`) gets
     an empty think block instead of one it would never close."""
-    from botpsy.agent.loop import AgentConfig
-
     return AgentConfig(
         max_tokens=a.max_tokens,
         tool_top_k=getattr(a, "tool_top_k", 0),
@@ -169,8 +181,6 @@ def _agent_config(a, engine):
 
 
 def cmd_run(a) -> int:
-    from botpsy.agent.loop import Agent
-
     if not a.request.strip():
         raise UsageError(
             'the request is empty; say what you want, e.g. botpsy run "What do I have tomorrow?"'
@@ -205,8 +215,6 @@ def cmd_run(a) -> int:
 
 
 def cmd_chat(a) -> int:
-    from botpsy.agent.loop import Agent
-
     engine = _engine(a.model, n_ctx=a.n_ctx, threads=a.threads)
     conn, extra = None, []
     if a.mcp:
@@ -272,8 +280,6 @@ class _ChatPrinter:
     the whole of it marked as a correction when the guard replaced what had been shown."""
 
     def __init__(self, thinking: bool):
-        from botpsy.agent.stream import AnswerStream
-
         self.stream = AnswerStream(self._show, thinking)
         self.open = False  # a "botpsy>" line on stdout waits for more of its answer
         self.answer: str | None = None  # what was shown of the last answer step (None: none yet)
@@ -355,8 +361,6 @@ DEMO_REQUESTS = [
 
 
 def cmd_demo(a) -> int:
-    from botpsy.agent.loop import Agent, approve_all
-
     engine = _engine(a.model, n_ctx=a.n_ctx, threads=a.threads)
     with tempfile.TemporaryDirectory(prefix="botpsy-demo-") as tmp:
         env = _workspace(tmp, "calendar")
@@ -385,8 +389,6 @@ def cmd_demo(a) -> int:
 
 
 def cmd_tasks_generate(a) -> int:
-    from botpsy.worlds.tasks import generate_tasks
-
     tasks = generate_tasks(a.domain, a.n, a.seed, a.split)
     lines = "".join(t.to_json() + "\n" for t in tasks)
     if a.out:
@@ -399,8 +401,6 @@ def cmd_tasks_generate(a) -> int:
 
 
 def _read_tasks(path: str):
-    from botpsy.worlds.base import Task
-
     p = Path(path)
     if not p.exists():
         raise UsageError(f"task file not found: {path}")
@@ -416,8 +416,6 @@ def _read_tasks(path: str):
 
 
 def cmd_tasks_check(a) -> int:
-    from botpsy.worlds.tasks import check_tasks
-
     tasks, bad = _read_tasks(a.file)
     failed = 0
     for r in check_tasks(tasks):
@@ -432,14 +430,6 @@ def cmd_tasks_check(a) -> int:
 
 
 def cmd_eval_worlds(a) -> int:
-    from rich.progress import Progress, TextColumn
-
-    from botpsy.agent.loop import AgentConfig
-    from botpsy.engine.oracle import OracleEngine
-    from botpsy.eval.worlds import evaluate_items
-    from botpsy.worlds import get_domain
-    from botpsy.worlds.tasks import domain_names
-
     try:
         names = domain_names(a.domain)
     except KeyError as e:
@@ -491,9 +481,7 @@ def cmd_eval_worlds(a) -> int:
 
 
 def cmd_recipe(a) -> int:
-    from botpsy.train.recipe import run_recipe
-
-    return run_recipe(
+    return recipe.run_recipe(
         a.preset,
         a.stages,
         a.out,
@@ -505,25 +493,22 @@ def cmd_recipe(a) -> int:
 
 
 def cmd_bench(a) -> int:
-    from dataclasses import asdict
-
-    from botpsy.bench.device import bench_model, write_report
-
     models = a.model or [None]
-    results = [bench_model(m, tasks=a.tasks, threads=a.threads, log=text_log(console, "dim")) for m in models]
-    folder = write_report(results, Path(a.out))
+    results = [
+        bench_device.bench_model(m, tasks=a.tasks, threads=a.threads, log=text_log(console, "dim"))
+        for m in models
+    ]
+    folder = bench_device.write_report(results, Path(a.out))
     if not a.json:
         say(out, (folder / "bench.md").read_text())
         say(out, f"report: {folder / 'bench.md'}, {folder / 'bench.png'}")
     else:
-        rows = [asdict(r) for r in results]
+        rows = [dataclasses.asdict(r) for r in results]
         say(out, json.dumps(rows[0] if len(rows) == 1 else {**rows[0], "models": rows}))
     return 0
 
 
 def cmd_serve(a) -> int:
-    from botpsy.serve import make_server
-
     engine = _engine(a.model, n_ctx=a.n_ctx, threads=a.threads)
     server = make_server(
         engine,
@@ -544,8 +529,6 @@ def cmd_serve(a) -> int:
 
 
 def cmd_export_tiny(a) -> int:
-    from botpsy.export.release import export_tiny
-
     manifest = export_tiny(a.out, seed=a.seed, train_steps=a.train_steps)
     report = json.loads((Path(manifest).parent / "export_report.json").read_text())
     say(out, json.dumps(report, indent=2))
@@ -554,8 +537,6 @@ def cmd_export_tiny(a) -> int:
 
 
 def cmd_tools_list(a) -> int:
-    from botpsy.tools.registry import tools_json, tools_table
-
     if a.json:
         say(out, json.dumps(tools_json()))
     else:
@@ -674,8 +655,6 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--out", help="folder for per-task results")
     sp.add_argument("--json", action="store_true", help="last line: one JSON object with the figures")
     sp.set_defaults(fn=cmd_eval_worlds)
-    from botpsy import cli_eval
-
     cli_eval.register(ev)
 
     sp = sub.add_parser("recipe", help="the training recipe")
@@ -753,8 +732,6 @@ def build_parser() -> argparse.ArgumentParser:
     sp = exp.add_parser(
         "shapes", help="BotPsy's 0.8B shape, random-init: bf16/Q8_0/Q4_K_M GGUF sizes and bench report"
     )
-    from botpsy.bench import shapes
-
     shapes.add_arguments(sp)
     sp.set_defaults(fn=lambda a: shapes.run(a, " ".join(["botpsy", *sys.argv[1:]])))
 
@@ -766,9 +743,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from botpsy.engine.base import EngineError
-    from botpsy.stores.common import StoreError
-
     args = build_parser().parse_args(argv)
     try:
         return args.fn(args)

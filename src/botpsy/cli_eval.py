@@ -19,7 +19,31 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
 from botpsy import term
+from botpsy.engine.load import BACKENDS, load_engine, resolve_backend
+from botpsy.engine.oracle import OracleEngine
+from botpsy.eval.bfcl import (
+    BfclConfig,
+    BfclWorker,
+    evaluate_bfcl,
+    gold_messages,
+    parse_categories,
+    require_bfcl,
+)
+from botpsy.eval.ifbench import IfbenchConfig, evaluate_ifbench, require_ifbench, sample_responses
+from botpsy.eval.report import SUITES, ReportConfig, build_report, run_model, write_report
+from botpsy.eval.runs import slug
+from botpsy.eval.tau2 import (
+    Tau2Config,
+    UserSim,
+    evaluate_tau2,
+    oracle_engine_for,
+    parse_domains,
+    require_tau2,
+)
+from botpsy.protocol.messages import Message
 from botpsy.term import UsageError
 
 
@@ -34,8 +58,6 @@ def _say(con, *parts) -> None:
 
 def _progress_runner(label: str):
     """A rich progress bar on stderr: returns (context manager, on_category(name, n), progress(result))."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     console, _ = _consoles()
     prog = Progress(
         TextColumn("{task.description}", markup=False),  # the label is data: `x[/]` is no markup
@@ -77,8 +99,6 @@ def _label(spec: str, a, default: str) -> str:
 
 def _engine_factory(spec: str, a) -> tuple[str, Any]:
     """(label, engine or None for the oracle) for one `--model` spec."""
-    from botpsy.engine.load import load_engine, resolve_backend
-
     b = resolve_backend(spec, a.backend)
     if b.kind == "oracle":
         return _label(spec, a, "oracle"), None
@@ -101,16 +121,6 @@ def _finish(a, summaries: list[dict[str, Any]], lines: Callable[[dict[str, Any]]
 
 
 def cmd_bfcl(a) -> int:
-    from botpsy.engine.oracle import OracleEngine
-    from botpsy.eval.bfcl import (
-        BfclConfig,
-        BfclWorker,
-        evaluate_bfcl,
-        gold_messages,
-        parse_categories,
-        require_bfcl,
-    )
-
     categories = parse_categories(a.categories)
     require_bfcl()
     summaries = []
@@ -165,10 +175,6 @@ def cmd_bfcl(a) -> int:
 
 
 def cmd_ifbench(a) -> int:
-    from botpsy.engine.oracle import OracleEngine
-    from botpsy.eval.ifbench import IfbenchConfig, evaluate_ifbench, require_ifbench, sample_responses
-    from botpsy.protocol.messages import Message
-
     require_ifbench()
     summaries = []
     for spec in _models(a):
@@ -215,16 +221,6 @@ def cmd_ifbench(a) -> int:
 
 
 def cmd_tau2(a) -> int:
-    from botpsy.engine.load import resolve_backend
-    from botpsy.eval.tau2 import (
-        Tau2Config,
-        UserSim,
-        evaluate_tau2,
-        oracle_engine_for,
-        parse_domains,
-        require_tau2,
-    )
-
     domains = parse_domains(a.domains)
     user = None
     if a.user_model:
@@ -284,8 +280,6 @@ def cmd_tau2(a) -> int:
 
 
 def cmd_report(a) -> int:
-    from botpsy.eval.report import SUITES, ReportConfig, build_report, run_model, write_report
-
     suites = tuple(x.strip() for x in a.suites.split(",") if x.strip())
     bad = [x for x in suites if x not in SUITES]
     if bad:
@@ -326,8 +320,6 @@ def cmd_report(a) -> int:
 
 
 def _slug(text: str) -> str:
-    from botpsy.eval.runs import slug
-
     return slug(text)
 
 
@@ -340,8 +332,6 @@ def _write(path: Path, obj: Any) -> None:
 
 
 def _common(sp: argparse.ArgumentParser, max_tokens: int) -> None:
-    from botpsy.engine.load import BACKENDS
-
     sp.add_argument(
         "--model",
         action="append",

@@ -13,22 +13,27 @@ Wall time per stage and phase (prepare, train, select, eval, export; MOPD also i
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import time
 from pathlib import Path
 from typing import Any
 
-from botpsy.train.heldout import EvalSpec
+from botpsy.export.release import export_model
+from botpsy.train.common import hf_dir, load_policy, save_checkpoint
+from botpsy.train.heldout import EvalSpec, dev_score, heldout_figures
+from botpsy.train.mopd import run_mopd
 from botpsy.train.presets import STAGES
 from botpsy.train.report import copy_report, write_report
+from botpsy.train.rl import RL1Config, run_rl1
+from botpsy.train.rl2 import RL2Config, run_rl2
+from botpsy.train.sft import run_sft
 
 
 def materialize(adapter_dir: Path, start: str | Path, out: Path, name: str) -> Path:
     """A loadable checkpoint folder: the LoRA adapter at `adapter_dir` folded into `start`."""
     from peft import PeftModel
-
-    from botpsy.train.common import load_policy, save_checkpoint
 
     if (out / "manifest.json").exists():
         return out
@@ -39,8 +44,6 @@ def materialize(adapter_dir: Path, start: str | Path, out: Path, name: str) -> P
 
 def materialize_base(base: str, out: Path) -> Path:
     """The recipe's starting model as a checkpoint folder (the GGUF base is dequantised once)."""
-    from botpsy.train.common import load_policy, save_checkpoint
-
     if (out / "manifest.json").exists():
         return out
     model, tok = load_policy(base)
@@ -60,8 +63,6 @@ def candidates(stage_dir: Path) -> list[Path]:
 
 def select_best(stage: str, stage_dir: Path, start: Path, spec: EvalSpec, log=print) -> Path:
     """The stage's checkpoint with the best dev score (the final weights win ties)."""
-    from botpsy.train.heldout import dev_score
-
     final = stage_dir
     if spec.dev_tasks <= 0 and spec.dev_items <= 0:
         return final
@@ -117,8 +118,6 @@ def _timed(root: Path, stage: str, phase: str, fn, *args):
 
 
 def _figures(folder: Path, spec: EvalSpec, world_tasks: int | None, log) -> dict[str, Any]:
-    from botpsy.train.heldout import heldout_figures
-
     path = folder / "eval.json"
     if path.exists():
         return json.loads(path.read_text())
@@ -263,9 +262,6 @@ def export_final(model: Path, out: Path, preset: str, options: dict[str, Any], l
     Whether it replaces the embedded default is decided by comparing it with the current one on the
     worlds evaluation through llama.cpp (`botpsy eval worlds --model OUT/release`), not here.
     """
-    from botpsy.export.release import export_model
-    from botpsy.train.common import hf_dir
-
     if (out / "manifest.json").exists():
         return {"manifest": str(out / "manifest.json")}
     try:
@@ -296,11 +292,6 @@ def train_specialist(skill: str, start: str, out: Path, plan: dict[str, Any], lo
     Generation settings come from the plan's rl1/rl2 configs (or their defaults); only the data and
     the step count (`mopd.specialist_steps`) change.
     """
-    import dataclasses
-
-    from botpsy.train.rl import RL1Config, run_rl1
-    from botpsy.train.rl2 import RL2Config, run_rl2
-
     done = out / "done.json"
     if done.exists():
         return json.loads(done.read_text())["best"]
@@ -323,20 +314,12 @@ def train_stage(stage: str, cfg, start: str | Path, stage_dir: Path, resolve_sou
     SFT reads its base from `cfg.base`; the other stages start from `start`.
     """
     if stage == "sft":
-        from botpsy.train.sft import run_sft
-
         return run_sft(cfg, stage_dir, log=log)
     if stage == "mopd":
-        from botpsy.train.mopd import run_mopd
-
         return run_mopd(cfg, str(start), stage_dir, resolve_source, log=log)
     if stage == "rl1":
-        from botpsy.train.rl import run_rl1
-
         return run_rl1(cfg, str(start), stage_dir, log=log)
     if stage == "rl2":
-        from botpsy.train.rl2 import run_rl2
-
         return run_rl2(cfg, str(start), stage_dir, log=log)
     raise ValueError(f"unknown stage {stage!r}")
 
@@ -350,8 +333,6 @@ def _train(stage: str, cfg, start: Path, stage_dir: Path, base_dir: Path, resolv
 def _fold_sft(stage_dir: Path, base_dir: Path) -> None:
     """Add the merged `hf/` checkpoint to the SFT output; its manifest keeps the GGUF base + adapter too."""
     from peft import PeftModel
-
-    from botpsy.train.common import load_policy
 
     manifest_path = stage_dir / "manifest.json"
     manifest = json.loads(manifest_path.read_text())

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from botpsy.bench.device import peak_rss_mb, reset_peak_rss
+from botpsy.export.shapes import build_shape_model
 from botpsy.train.presets import STAGES, _apply, resolve
 from botpsy.train.runner import train_stage
 
@@ -266,8 +267,6 @@ def main(argv: list[str] | None = None) -> int:
         if model is not None and not (model / "config.json").exists():
             raise ValueError(f"{model} holds no Hugging Face model (no config.json)")
         if model is None:
-            from botpsy.export.shapes import build_shape_model
-
             model = build_shape_model(a.shape, a.out / "model", overrides=TINY_SHAPE if a.tiny else None)
         report = run_smoke(model, a.out, a.steps, a.minutes, a.teacher, tuple(a.stages.split(",")), a.set)
     except (ValueError, FileNotFoundError) as e:
