@@ -39,3 +39,19 @@ def test_defaults_of_a_scripted_engine():
     assert e.count_tokens("héllo") == len("héllo".encode())
     assert e.tool_grammar([]) is None
     e.reset()
+
+
+def test_no_caller_probes_an_engine():
+    """The last probes sat in agent/loop, cli, cli_eval and serve; `EngineBase` gives every member."""
+    import re
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[1] / "src" / "botpsy"
+    probe = re.compile(r"\b(getattr|hasattr)\(\s*[\w.]*engine\b")
+    found = [
+        f"{p.relative_to(src)}:{i}: {line.strip()}"
+        for p in sorted(src.rglob("*.py"))
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if probe.search(line)
+    ]
+    assert not found, "\n".join(found)

@@ -100,3 +100,38 @@ def test_a_label_with_markup_prints_as_text(main, capsys, monkeypatch, as_json):
         assert json.loads(out.strip().splitlines()[-1])["model"] == "Standup [/] :smile:"
     else:
         assert out.startswith("Standup [/] :smile: BFCL v4 over 2 items: overall 100.0%")
+
+
+@pytest.mark.parametrize(
+    "files, argv, kind",
+    [
+        ({"config.json": "{}"}, ["--model", "{dir}"], "transformers"),  # a Hugging Face checkpoint
+        ({"manifest.json": "{}"}, ["--model", "{dir}"], "llamacpp"),
+        ({}, ["--model", "http://127.0.0.1:9/v1#m"], "openai"),
+        ({"config.json": "{}"}, ["--model", "{dir}", "--backend", "llamacpp"], "llamacpp"),
+    ],
+)
+def test_worlds_reads_model_specs_as_bfcl_does(main, capsys, monkeypatch, tmp_path, files, argv, kind):
+    """Issue 15: `eval worlds` built its engine itself and knew llama.cpp and the oracle only; it
+    now builds through engine/load.py, so it takes every backend `eval bfcl` takes."""
+    from botpsy.engine.oracle import ScriptedEngine
+
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    seen = []
+
+    def fake_load(b, **kw):
+        seen.append(b.kind)
+        return ScriptedEngine([])
+
+    monkeypatch.setattr(cli, "load_engine", fake_load)
+    argv = [x.replace("{dir}", str(tmp_path)) for x in argv]
+    assert main(["eval", "worlds", "--n", "2", "--json", *argv]) == 0
+    assert seen == [kind]
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["n"] == 2
+
+
+def test_worlds_with_a_bad_backend_pairing_is_one_line(main, capsys):
+    assert main(["eval", "worlds", "--model", "ftp://host/v1", "--backend", "openai"]) == 2
+    err = capsys.readouterr().err
+    assert "needs a URL" in " ".join(err.split()) and "Traceback" not in err

@@ -25,7 +25,7 @@ from botpsy.agent.stream import AnswerStream
 from botpsy.bench import device as bench_device
 from botpsy.bench import shapes
 from botpsy.engine.base import EngineError
-from botpsy.engine.load import load_engine
+from botpsy.engine.load import BACKENDS, load_engine, resolve_backend
 from botpsy.engine.oracle import OracleEngine
 from botpsy.eval.worlds import evaluate_items
 from botpsy.export.release import export_tiny
@@ -173,7 +173,7 @@ def _agent_config(a, engine):
         max_tokens=a.max_tokens,
         tool_top_k=getattr(a, "tool_top_k", 0),
         tool_grammar=a.grammar,
-        thinking=getattr(engine, "thinking", True),
+        thinking=engine.thinking,
     )
 
 
@@ -439,10 +439,11 @@ def cmd_eval_worlds(a) -> int:
     summaries = []
     for m in models:
         thinking = True  # the oracle replays gold turns, which carry think blocks
-        if a.backend == "oracle" or m == "oracle":
+        b = resolve_backend(m, a.backend)
+        if b.kind == "oracle":
             engine_for, name = (lambda t: OracleEngine(t.gold_messages())), "oracle"
         else:
-            engine = _engine(m, threads=a.threads)
+            engine = load_engine(b, n_threads=a.threads)
             engine_for, name, thinking = (lambda t, e=engine: e), engine.name, engine.thinking
         columns = (TextColumn("{task.description}", markup=False), *Progress.get_default_columns()[1:])
         with Progress(*columns, console=console, transient=True) as prog:
@@ -647,8 +648,15 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--domain", default="calendar", help="a world, comma-separated worlds, or 'all'")
     sp.add_argument("--n", type=int, default=50, help="held-out tasks per world")
     sp.add_argument("--seed", type=int, default=1000)
-    sp.add_argument("--model", action="append", help="repeat to compare models; 'oracle' for the gold oracle")
-    sp.add_argument("--backend", choices=["llamacpp", "oracle"], default="llamacpp")
+    sp.add_argument(
+        "--model",
+        action="append",
+        help="repeat to compare: oracle, embedded, a .gguf, a model folder, an HF checkpoint, or "
+        "http://HOST:PORT/v1[#MODEL]",
+    )
+    sp.add_argument(
+        "--backend", choices=BACKENDS, default="auto", help="how to read --model (default: from its form)"
+    )
     sp.add_argument("--threads", type=int)
     sp.add_argument("--max-tokens", type=int, default=256)
     grammar_arg(sp)

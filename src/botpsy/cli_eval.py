@@ -127,7 +127,7 @@ def cmd_bfcl(a) -> int:
     with BfclWorker() as worker:
         for spec in _models(a):
             label, engine = _engine_factory(spec, a)
-            thinking = getattr(engine, "thinking", True) if engine is not None else True
+            thinking = engine.thinking if engine is not None else True
             config = BfclConfig(
                 max_tokens=a.max_tokens, thinking=thinking and not a.no_thinking, limit=a.limit
             )
@@ -179,7 +179,7 @@ def cmd_ifbench(a) -> int:
     summaries = []
     for spec in _models(a):
         label, engine = _engine_factory(spec, a)
-        thinking = getattr(engine, "thinking", True) if engine is not None else True
+        thinking = engine.thinking if engine is not None else True
         config = IfbenchConfig(
             max_tokens=a.max_tokens, thinking=thinking and not a.no_thinking, limit=a.limit
         )

@@ -139,8 +139,8 @@ class ChatService:
             raise BadRequest(f"these messages cannot be rendered: {e}") from None
         with self.lock:
             ids = self.engine.tokenize(prompt)
-        n_ctx = getattr(self.engine, "n_ctx", None)
-        if isinstance(n_ctx, int) and len(ids) > n_ctx - 8:
+        n_ctx = self.engine.n_ctx
+        if n_ctx is not None and len(ids) > n_ctx - 8:
             raise BadRequest(
                 f"the conversation ({len(ids)} tokens) does not fit the context window ({n_ctx}); "
                 "shorten it or restart the server with a larger --n-ctx"
@@ -148,7 +148,7 @@ class ChatService:
         return req, ids
 
     def _thinking(self) -> bool:
-        return getattr(self.engine, "thinking", True)
+        return self.engine.thinking
 
     def complete(self, body: bytes | dict[str, Any], on_text=None) -> dict[str, Any]:
         return self.generate(*self.prepare(body), on_text=on_text)

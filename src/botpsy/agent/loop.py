@@ -81,7 +81,7 @@ class AgentConfig:
     # ends in an answer instead of a token-cap parse error; 0 or None: no budget.
     reasoning_budget: int | Literal["auto"] | None = "auto"
     answer_reserve: int = 128  # tokens left to answer after any cut (also what "auto" keeps)
-    # Check the reasoning for loops (`eval.metrics.reasoning_loop`) every this many generated
+    # Check the reasoning for loops (`agent.detectors.reasoning_loop`) every this many generated
     # tokens; 0: never. The detector needs 4 repeats of a 10-word span, so a shorter period
     # only adds engine calls.
     loop_check_every: int = 64
@@ -156,9 +156,9 @@ class Agent:
             self._system = None  # rendered; otherwise it waits for the first request
         self._after_completion = False
         # Dropping generated tokens keeps the engine's cache (False for hybrid llama.cpp models).
-        self._rollback = getattr(engine, "cheap_rollback", True)
+        self._rollback = engine.cheap_rollback
         self._grammar = None
-        if config.tool_grammar and hasattr(engine, "tool_grammar") and self.tools:
+        if config.tool_grammar and self.tools:
             # Every installed tool, as the parser accepts: retrieval narrows the prompt, not the calls.
             self._grammar = engine.tool_grammar(env.toolbox.schemas())
 
@@ -253,7 +253,7 @@ class Agent:
         check_loops = cfg.loop_check_every > 0
         # Pausing needs an engine that continues the prompt ids as they are; the HTTP backend's chat
         # mode re-renders complete messages only and would drop a half-written reasoning.
-        pausable = getattr(self.engine, "mode", None) != "chat"
+        pausable = self.engine.mode != "chat"
         if not cfg.thinking or (self._budget is None and not check_loops) or not pausable:
             gen = self._engine_generate(cfg.max_tokens)
             self._append(gen.ids, generated=True)
