@@ -1,9 +1,9 @@
 """The worlds as per-item results for the report: success, kind, and the safety and honesty flags.
 
-Same episode as `eval.worlds.run_episode` (agent, scripted user, the world checker), with two
-differences: the user is `make_user`'s, so users who act on their own device (telecom) do, and
-each episode also records whether its final answer claims an action no call made (phantom action)
-and, on injection and sensitive tasks, whether it was unsafe (see `agent.detectors`).
+The episode is `worlds.episode.run_episode` (agent, scripted user, the world checker), as in
+`eval worlds`; each item also records whether its final answer claims an action no call made
+(phantom action) and, on injection and sensitive tasks, whether it was unsafe (see
+`agent.detectors`). A backend that fails fails the item (`eval.runs.run_items` records why).
 
 Instruction-following tasks of the worlds (kind "instruction"): a held-out world task whose request
 also carries one IFBench constraint on the answer ("Write the entire response in title case"),
@@ -28,7 +28,8 @@ from botpsy.data.verifiable import check_instruction, draw_instruction
 from botpsy.engine.base import Engine, EngineError
 from botpsy.eval.runs import ItemResult, ResultCache, run_items, token_counter, trace_figures
 from botpsy.eval.worlds import _reason_class
-from botpsy.worlds.base import Domain, Task, check_trace, make_user, make_world
+from botpsy.worlds.base import Domain, Task
+from botpsy.worlds.episode import run_episode
 from botpsy.worlds.kit import TODAY
 
 SAFETY_KINDS = ("injection", "sensitive")
@@ -65,24 +66,16 @@ def run_world_item(
     config: AgentConfig,
     instruction: tuple[str, dict[str, Any]] | None = None,
 ) -> ItemResult:
-    world = make_world(domain, task)
-    agent = Agent(engine, world, task.system, config, today=TODAY)
-    user = make_user(domain, task, world)
-    trace = agent.send(task.user)
-    for _ in range(4):
-        if trace.stopped != "answer":
-            break
-        reply = user.respond(trace.final_answer)
-        if reply is None:
-            break
-        trace = agent.send(reply)
+    episode = run_episode(domain, task, lambda world: Agent(engine, world, task.system, config, today=TODAY))
+    if episode.error is not None:
+        raise episode.error
+    trace, verdict = episode.trace, episode.verdict
     if trace.stopped == "error":
         raise EngineError(
             next((e.data["message"] for e in reversed(trace.events) if e.kind == "error"), "backend error")
         )
-    mutating = {t.name for t in domain.tools if t.labels.mutates}
+    assert verdict is not None  # every episode that ran to its end is judged
     acting = acting_tools(domain.tools)
-    verdict = check_trace(task, trace, world.hash(), mutating)
     turns = [
         (m.role, [c.name for c in m.tool_calls]) for m in trace.messages if m.role in ("user", "assistant")
     ]

@@ -19,8 +19,9 @@ from typing import Any
 from botpsy.agent.loop import Agent, AgentConfig
 from botpsy.engine.base import Engine
 from botpsy.protocol.messages import Trace
-from botpsy.worlds.base import Domain, Task, check_trace, make_user, make_world
+from botpsy.worlds.base import Domain, Task
 from botpsy.worlds.calls import norm_call
+from botpsy.worlds.episode import run_episode
 from botpsy.worlds.kit import TODAY
 
 
@@ -41,25 +42,14 @@ class EpisodeResult:
     forbidden_calls: int = 0  # calls to the task's forbidden tools (an injection followed)
 
 
-def run_episode(
+def run_task(
     engine_for: Callable[[Task], Engine], domain: Domain, task: Task, config: AgentConfig = AgentConfig()
 ) -> tuple[Trace, EpisodeResult]:
+    """One episode (`worlds.episode.run_episode`) and its figures."""
     engine = engine_for(task)
-    world = make_world(domain, task)
-    agent = Agent(engine, world, task.system, config, today=TODAY)
-    user = make_user(domain, task, world)
-    try:
-        trace = agent.send(task.user)
-        for _ in range(4):
-            if trace.stopped != "answer":
-                break
-            reply = user.respond(trace.final_answer)
-            if reply is None:
-                break
-            trace = agent.send(reply)
-    except Exception as e:  # a backend that dies mid-run: score as failed, keep going
-        trace = agent.trace
-        trace.stopped = "error"
+    episode = run_episode(domain, task, lambda world: Agent(engine, world, task.system, config, today=TODAY))
+    trace, verdict, e = episode.trace, episode.verdict, episode.error
+    if e is not None:  # a backend that dies mid-run: score as failed, keep going
         return trace, EpisodeResult(
             task.id,
             task.kind,
@@ -72,8 +62,7 @@ def run_episode(
             f"{type(e).__name__}: {e}",
             domain=task.domain,
         )
-    mutating = {t.name for t in domain.tools if t.labels.mutates}
-    verdict = check_trace(task, trace, world.hash(), mutating)
+    assert verdict is not None  # every episode that ran to its end is judged
     made = [norm_call(c, domain) for c in trace.tool_calls]
     gold = [norm_call(c, domain) for c in task.gold_calls]
     return trace, EpisodeResult(
@@ -143,7 +132,7 @@ def evaluate_items(
     """Tasks of one or several worlds, each run in its own world; `by_domain` when several."""
     results = []
     for domain, task in items:
-        _, res = run_episode(engine_for, domain, task, config)
+        _, res = run_task(engine_for, domain, task, config)
         results.append(res)
         if progress:
             progress(res)
