@@ -1,7 +1,8 @@
 """Calendar world: a seeded calendar and generated requests with gold conversations.
 
-Every task is built by *running* its gold calls in a `World`, so tool results, event ids and the
-expected state hash come from the real tools, never from hand-written expectations.
+Every task is built by *running* its gold calls in a `World` through `kit.Builder`, as in every
+other world, so tool results, event ids and the expected state hash come from the real tools, never
+from hand-written expectations.
 
 Splits: training and evaluation use disjoint request templates (`_T[kind]["train"|"eval"]`) and
 disjoint random streams (the split name is mixed into the seed), so evaluation measures phrasing
@@ -12,15 +13,12 @@ following three weeks.
 
 from __future__ import annotations
 
-import json
 import random
 from datetime import date, datetime, timedelta
 
-from botpsy.protocol.messages import Message, ToolCall
 from botpsy.tools.calendar import TOOLS, CalendarState, Event
 from botpsy.worlds.base import Task, World
-
-TODAY = date(2026, 12, 1)
+from botpsy.worlds.kit import TODAY, Builder, Recipe, SuiteDomain
 
 
 def system_prompt(today: date) -> str:
@@ -264,23 +262,206 @@ def keyword(title: str) -> str:
     return words[0] if words else title.casefold().split()[-1]
 
 
-class CalendarDomain:
+# ---- recipes: one per kind, each over a `kit.Builder` -------------------------------------------
+
+
+def _when(b: Builder) -> tuple[date, str]:
+    d = TODAY + timedelta(days=b.rng.randint(1, 18))
+    return d, date_phrase(b.rng, d)
+
+
+def _at(b: Builder) -> tuple[str, str]:
+    hour = b.rng.randint(7, 19)
+    minute = b.rng.choice([0, 0, 0, 30, 15, 45])
+    return f"{hour:02d}:{minute:02d}", time_phrase(b.rng, hour, minute)
+
+
+def single(b: Builder) -> Task | None:
+    sub = b.rng.choice(["create", "create", "create_duration", "list", "free"])
+    d, when = _when(b)
+    if sub in ("create", "create_duration"):
+        what = b.rng.choice(NEW_TITLES)
+        hhmm, at = _at(b)
+        start = f"{d.isoformat()}T{hhmm}"
+        if sub == "create":
+            user = b.tpl(_T["create"], what=what, when=when, at=at)
+            b.call(f"Create '{what}' at {start}.", "create_event", title=what, start=start)
+        else:
+            minutes = b.rng.choice([30, 90, 120, 45])
+            user = b.tpl(
+                _T["create_duration"], what=what, when=when, at=at, dur=duration_phrase(b.rng, minutes)
+            )
+            b.call(
+                f"Create '{what}' at {start} for {minutes} minutes.",
+                "create_event",
+                title=what,
+                start=start,
+                duration_minutes=minutes,
+            )
+        b.say(f"Done: {what} is on your calendar on {d.isoformat()} at {hhmm}.")
+        return b.task("single", user)
+    if sub == "list":
+        user = b.tpl(_T["list"], when=when)
+        out = b.call(f"List the events on {d.isoformat()}.", "list_events", date=d.isoformat())
+        events = out["events"]
+        if events:
+            items = ", ".join(f"{e['title']} at {e['start'][11:]}" for e in events)
+            b.say(f"On {d.isoformat()} you have: {items}.")
+            facts = [[keyword(e["title"])] for e in events]
+        else:
+            b.say(f"You have nothing on your calendar on {d.isoformat()}.")
+            facts = [["nothing", "no events", "free"]]
+        return b.task("single", user, facts)
+    minutes = b.rng.choice([30, 60, 60, 120])
+    user = b.tpl(_T["free"], when=when, dur=duration_phrase(b.rng, minutes))
+    out = b.call(
+        f"Find free slots of {minutes} minutes on {d.isoformat()}.",
+        "find_free_slots",
+        date=d.isoformat(),
+        duration_minutes=minutes,
+    )
+    slots = out["free"]
+    if not slots:
+        return None
+    items = ", ".join(f"{s['start'][11:]}-{s['end'][11:]}" for s in slots)
+    b.say(f"On {d.isoformat()} you are free {items}.")
+    return b.task("single", user, [[slots[0]["start"][11:]]])
+
+
+def _target(b: Builder) -> tuple[Event, str] | None:
+    """A seeded event and a keyword that finds it alone (None: the keyword is ambiguous)."""
+    ev = b.rng.choice(b.state.events)
+    kw = keyword(ev.title)
+    hits = [e for e in b.state.events if kw in " ".join([e.title, e.location]).casefold()]
+    return (ev, kw) if len(hits) == 1 else None
+
+
+def multi_step(b: Builder) -> Task | None:
+    picked = _target(b)
+    if picked is None:
+        return None
+    ev, kw = picked
+    ref = (
+        ev.title.casefold()
+        if not ev.title.startswith(("Call", "Lunch", "Dinner", "Coffee", "Tennis"))
+        else ev.title
+    )
+    if b.rng.random() < 0.55:
+        d, when = _when(b)
+        hhmm, at = _at(b)
+        start = f"{d.isoformat()}T{hhmm}"
+        user = b.tpl(_T["move"], ref=ref, when=when, at=at)
+        b.call(f"Find the {kw} event first.", "find_events", query=kw)
+        b.call(f"Move {ev.id} to {start}.", "update_event", event_id=ev.id, start=start)
+        b.say(f"Moved {ev.title} to {d.isoformat()} at {hhmm}.")
+    else:
+        user = b.tpl(_T["delete"], ref=ref)
+        b.call(f"Find the {kw} event first.", "find_events", query=kw)
+        b.call(f"Delete {ev.id}.", "delete_event", event_id=ev.id)
+        b.say(f"Deleted {ev.title} on {ev.start[:10]}.")
+    return b.task("multi_step", user)
+
+
+def no_call(b: Builder) -> Task:
+    user, answer = b.rng.choice(SMALL_TALK)
+    b.say(answer, "No tool is needed.")
+    return b.task("no_call", user)
+
+
+def missing_info(b: Builder) -> Task:
+    what = b.rng.choice(NEW_TITLES)
+    d, when = _when(b)
+    hhmm, at = _at(b)
+    start = f"{d.isoformat()}T{hhmm}"
+    if b.rng.random() < 0.5:
+        user = b.tpl(_T["ask_time"], what=what, when=when)
+        b.say(f"What time should the {what} start?", "The start time is missing.")
+        reply = b.rng.choice([f"At {at}.", f"{at}", f"Make it {at}"])
+    else:
+        user = b.tpl(_T["ask_date"], what=what, at=at)
+        b.say(f"Which day should I put the {what} on?", "The date is missing.")
+        reply = b.rng.choice([f"On {when}.", f"{when}", f"It's on {when}"])
+    b.user_says(reply)
+    b.call(f"Create '{what}' at {start}.", "create_event", title=what, start=start)
+    b.say(f"Done: {what} is on your calendar on {d.isoformat()} at {hhmm}.")
+    return b.task("missing_info", user)
+
+
+def impossible(b: Builder) -> Task | None:
+    if b.rng.random() < 0.4:
+        user, skill = b.rng.choice(OUT_OF_SCOPE)
+        b.say(f"Sorry, I can't {skill}: I can only manage your calendar.", "No tool can do this.")
+        return b.task("impossible", user, [["can't", "cannot", "can not", "unable"]])
+    present = {keyword(e.title) for e in b.state.events}
+    absent = [t for t in SEED_TITLES if keyword(t) not in present]
+    if not absent:
+        return None
+    title = b.rng.choice(absent)
+    kw = keyword(title)
+    ref = title.casefold()
+    if b.rng.random() < 0.5:
+        user = b.tpl(_T["delete"], ref=ref)
+    else:
+        d, when = _when(b)
+        hhmm, at = _at(b)
+        user = b.tpl(_T["move"], ref=ref, when=when, at=at)
+    b.call(f"Find the {kw} event first.", "find_events", query=kw)
+    b.say(f"I couldn't find any {ref} on your calendar.", "Nothing matches.")
+    return b.task("impossible", user, [["couldn't find", "could not find", "no ", "not find"]])
+
+
+RECIPES: dict[str, Recipe] = {
+    "single": single,
+    "multi_step": multi_step,
+    "no_call": no_call,
+    "missing_info": missing_info,
+    "impossible": impossible,
+}
+TRAIN_WEIGHTS = {"single": 0.36, "multi_step": 0.24, "no_call": 0.1, "missing_info": 0.15, "impossible": 0.15}
+
+
+class CalendarDomain(SuiteDomain):
+    """The calendar on the kit like every other world, with two things of its own.
+
+    Its small talk and out-of-scope requests are the calendar's (SMALL_TALK, OUT_OF_SCOPE above),
+    one recipe per kind. And it keeps its own `generate`: the calendar's task streams predate the
+    kit, which draws the recipe before seeding the state and falls back to other kinds; the
+    calendar seeds first, draws 20 times and has no fallback. The embedded model was trained on
+    these streams and `eval worlds` compares models on them, so the same seed must keep giving the
+    same tasks (tests/test_worlds_calendar.py pins a digest).
+    """
+
     name = "calendar"
     tools = TOOLS
     state_type = CalendarState
     system = SYSTEM
+    capability = "list, find, create, move and delete events, and find free time in your calendar"
+    suites = ("calendar",)
+    train_weights = TRAIN_WEIGHTS
+
+    def seed(self, rng: random.Random) -> CalendarState:
+        return seed_state(rng)
+
+    def recipes(self) -> dict[str, list[Recipe]]:
+        return {kind: [recipe] for kind, recipe in RECIPES.items()}
+
+    def all_recipes(self) -> dict[str, list[Recipe]]:
+        return self.recipes()  # its own small talk and refusals are the no_call / impossible recipes
 
     def generate(self, n: int, seed: int, split: str) -> list[Task]:
         if split not in ("train", "eval"):
             raise ValueError(f"split must be 'train' or 'eval', got {split!r}")
         rng = random.Random(f"calendar:{split}:{seed}")
-        kinds = ["single", "multi_step", "no_call", "missing_info", "impossible"]
-        weights = [0.36, 0.24, 0.1, 0.15, 0.15] if split == "train" else None
+        kinds = list(RECIPES)
         tasks = []
         for i in range(n):
-            kind = rng.choices(kinds, weights)[0] if weights else kinds[i % len(kinds)]
+            kind = (
+                rng.choices(kinds, list(TRAIN_WEIGHTS.values()))[0]
+                if split == "train"
+                else kinds[i % len(kinds)]
+            )
             for _attempt in range(20):
-                task = _Builder(rng, split, f"calendar-{split}-{seed}-{i}").build(kind)
+                task = RECIPES[kind](self.builder(rng, split, f"calendar-{split}-{seed}-{i}"))
                 if task is not None:
                     tasks.append(task)
                     break
@@ -294,8 +475,8 @@ def generate_conversations(n: int, seed: int, split: str, per_conversation: int 
     once per request; the first request of each conversation still looks exactly like a single task.
     """
     rng = random.Random(f"calendar-conv:{split}:{seed}")
-    kinds = ["single", "multi_step", "no_call", "missing_info", "impossible"]
-    weights = [0.36, 0.24, 0.1, 0.15, 0.15]
+    kinds = list(RECIPES)
+    weights = list(TRAIN_WEIGHTS.values())
     conversations = []
     for c in range(n):
         world = World(TOOLS, seed_state(rng))
@@ -303,188 +484,11 @@ def generate_conversations(n: int, seed: int, split: str, per_conversation: int 
         while len(tasks) < per_conversation:
             kind = rng.choices(kinds, weights)[0]
             snapshot = world.state.model_copy(deep=True)
-            task = _Builder(rng, split, f"calendar-conv-{split}-{seed}-{c}-{len(tasks)}", world).build(kind)
+            task_id = f"calendar-conv-{split}-{seed}-{c}-{len(tasks)}"
+            task = RECIPES[kind](Builder(rng, split, task_id, "calendar", world, SYSTEM))
             if task is None:
                 world.state = snapshot
                 continue
             tasks.append(task)
         conversations.append(tasks)
     return conversations
-
-
-class _Builder:
-    """Builds one task by running its gold conversation in a fresh world."""
-
-    def __init__(self, rng: random.Random, split: str, task_id: str, world: World | None = None):
-        self.rng, self.split, self.task_id = rng, split, task_id
-        self.world = world or World(TOOLS, seed_state(rng))
-        self.state = self.world.state
-        self.initial = self.state.model_dump()
-        self.gold: list[Message] = []
-
-    def tpl(self, key: str, **kw) -> str:
-        return self.rng.choice(_T[key][self.split]).format(**kw)
-
-    def call(self, reasoning: str, name: str, **args) -> dict:
-        self.gold.append(Message("assistant", "", reasoning, [ToolCall(name, args)]))
-        out = self.world.call(name, args)
-        self.gold.append(Message("tool", out, name=name))
-        return json.loads(out)
-
-    def say(self, text: str, reasoning: str = "") -> None:
-        self.gold.append(Message("assistant", text, reasoning))
-
-    def task(self, kind: str, user: str, facts=None, replies=None) -> Task:
-        return Task(
-            id=self.task_id,
-            domain="calendar",
-            kind=kind,
-            split=self.split,
-            user=user,
-            initial_state=self.initial,
-            gold=[m.to_openai() for m in self.gold],
-            expected_hash=self.world.hash(),
-            required_facts=facts or [],
-            user_replies=replies or [],
-            system=SYSTEM,
-        )
-
-    def when(self) -> tuple[date, str]:
-        d = TODAY + timedelta(days=self.rng.randint(1, 18))
-        return d, date_phrase(self.rng, d)
-
-    def at(self) -> tuple[str, str]:
-        hour = self.rng.randint(7, 19)
-        minute = self.rng.choice([0, 0, 0, 30, 15, 45])
-        return f"{hour:02d}:{minute:02d}", time_phrase(self.rng, hour, minute)
-
-    def build(self, kind: str) -> Task | None:
-        return getattr(self, f"_{kind}")()
-
-    # ---- kinds -----------------------------------------------------------------------------
-    def _single(self) -> Task | None:
-        sub = self.rng.choice(["create", "create", "create_duration", "list", "free"])
-        d, when = self.when()
-        if sub in ("create", "create_duration"):
-            what = self.rng.choice(NEW_TITLES)
-            hhmm, at = self.at()
-            start = f"{d.isoformat()}T{hhmm}"
-            if sub == "create":
-                user = self.tpl("create", what=what, when=when, at=at)
-                self.call(f"Create '{what}' at {start}.", "create_event", title=what, start=start)
-            else:
-                minutes = self.rng.choice([30, 90, 120, 45])
-                user = self.tpl(
-                    "create_duration", what=what, when=when, at=at, dur=duration_phrase(self.rng, minutes)
-                )
-                self.call(
-                    f"Create '{what}' at {start} for {minutes} minutes.",
-                    "create_event",
-                    title=what,
-                    start=start,
-                    duration_minutes=minutes,
-                )
-            self.say(f"Done: {what} is on your calendar on {d.isoformat()} at {hhmm}.")
-            return self.task("single", user)
-        if sub == "list":
-            user = self.tpl("list", when=when)
-            out = self.call(f"List the events on {d.isoformat()}.", "list_events", date=d.isoformat())
-            events = out["events"]
-            if events:
-                items = ", ".join(f"{e['title']} at {e['start'][11:]}" for e in events)
-                self.say(f"On {d.isoformat()} you have: {items}.")
-                facts = [[keyword(e["title"])] for e in events]
-            else:
-                self.say(f"You have nothing on your calendar on {d.isoformat()}.")
-                facts = [["nothing", "no events", "free"]]
-            return self.task("single", user, facts)
-        minutes = self.rng.choice([30, 60, 60, 120])
-        user = self.tpl("free", when=when, dur=duration_phrase(self.rng, minutes))
-        out = self.call(
-            f"Find free slots of {minutes} minutes on {d.isoformat()}.",
-            "find_free_slots",
-            date=d.isoformat(),
-            duration_minutes=minutes,
-        )
-        slots = out["free"]
-        if not slots:
-            return None
-        items = ", ".join(f"{s['start'][11:]}-{s['end'][11:]}" for s in slots)
-        self.say(f"On {d.isoformat()} you are free {items}.")
-        return self.task("single", user, [[slots[0]["start"][11:]]])
-
-    def _target(self) -> tuple[Event, str] | None:
-        ev = self.rng.choice(self.state.events)
-        kw = keyword(ev.title)
-        hits = [e for e in self.state.events if kw in " ".join([e.title, e.location]).casefold()]
-        return (ev, kw) if len(hits) == 1 else None
-
-    def _multi_step(self) -> Task | None:
-        picked = self._target()
-        if picked is None:
-            return None
-        ev, kw = picked
-        ref = (
-            ev.title.casefold()
-            if not ev.title.startswith(("Call", "Lunch", "Dinner", "Coffee", "Tennis"))
-            else ev.title
-        )
-        if self.rng.random() < 0.55:
-            d, when = self.when()
-            hhmm, at = self.at()
-            start = f"{d.isoformat()}T{hhmm}"
-            user = self.tpl("move", ref=ref, when=when, at=at)
-            self.call(f"Find the {kw} event first.", "find_events", query=kw)
-            self.call(f"Move {ev.id} to {start}.", "update_event", event_id=ev.id, start=start)
-            self.say(f"Moved {ev.title} to {d.isoformat()} at {hhmm}.")
-        else:
-            user = self.tpl("delete", ref=ref)
-            self.call(f"Find the {kw} event first.", "find_events", query=kw)
-            self.call(f"Delete {ev.id}.", "delete_event", event_id=ev.id)
-            self.say(f"Deleted {ev.title} on {ev.start[:10]}.")
-        return self.task("multi_step", user)
-
-    def _no_call(self) -> Task:
-        user, answer = self.rng.choice(SMALL_TALK)
-        self.say(answer, "No tool is needed.")
-        return self.task("no_call", user)
-
-    def _missing_info(self) -> Task:
-        what = self.rng.choice(NEW_TITLES)
-        d, when = self.when()
-        hhmm, at = self.at()
-        start = f"{d.isoformat()}T{hhmm}"
-        if self.rng.random() < 0.5:
-            user = self.tpl("ask_time", what=what, when=when)
-            self.say(f"What time should the {what} start?", "The start time is missing.")
-            reply = self.rng.choice([f"At {at}.", f"{at}", f"Make it {at}"])
-        else:
-            user = self.tpl("ask_date", what=what, at=at)
-            self.say(f"Which day should I put the {what} on?", "The date is missing.")
-            reply = self.rng.choice([f"On {when}.", f"{when}", f"It's on {when}"])
-        self.gold.append(Message("user", reply))
-        self.call(f"Create '{what}' at {start}.", "create_event", title=what, start=start)
-        self.say(f"Done: {what} is on your calendar on {d.isoformat()} at {hhmm}.")
-        return self.task("missing_info", user, replies=[reply])
-
-    def _impossible(self) -> Task | None:
-        if self.rng.random() < 0.4:
-            user, skill = self.rng.choice(OUT_OF_SCOPE)
-            self.say(f"Sorry, I can't {skill}: I can only manage your calendar.", "No tool can do this.")
-            return self.task("impossible", user, [["can't", "cannot", "can not", "unable"]])
-        present = {keyword(e.title) for e in self.state.events}
-        absent = [t for t in SEED_TITLES if keyword(t) not in present]
-        if not absent:
-            return None
-        title = self.rng.choice(absent)
-        kw = keyword(title)
-        ref = title.casefold()
-        if self.rng.random() < 0.5:
-            user = self.tpl("delete", ref=ref)
-        else:
-            d, when = self.when()
-            hhmm, at = self.at()
-            user = self.tpl("move", ref=ref, when=when, at=at)
-        self.call(f"Find the {kw} event first.", "find_events", query=kw)
-        self.say(f"I couldn't find any {ref} on your calendar.", "Nothing matches.")
-        return self.task("impossible", user, [["couldn't find", "could not find", "no ", "not find"]])
