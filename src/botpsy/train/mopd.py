@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from botpsy.data.verifiable import SKILLS, mixture
@@ -49,36 +49,47 @@ from botpsy.train.common import (
     train,
     write_summary,
 )
+from botpsy.train.dapo_config import OnPolicyConfig
 
 
 @dataclass(frozen=True)
-class MOPDConfig:
-    """Knobs of MOPD. `teachers` and `prompts` are "key=value" strings so presets and --set can name them."""
+class MOPDConfig(OnPolicyConfig):
+    """Knobs of MOPD (`OnPolicyConfig` plus teachers). `teachers` and `prompts` are "key=value"
+    strings so presets and --set can name them."""
 
-    student: str = ""  # policy to start from; "" = the previous stage's best checkpoint
-    # skill=source, for each of the three skills. Sources: "sft" (the SFT stage's checkpoint),
-    # "base" (the recipe's base model), "student", a checkpoint folder, "rl:SOURCE" (a specialist:
-    # a short RL run on the skill's own data, started from SOURCE: RL1 on world turns for tool use,
-    # RL2 on the skill's verifiable domains otherwise), or "tiny-random" (a small random model on
-    # the student's tokenizer; micro preset only).
-    teachers: tuple[str, ...] = ("tool_use=sft", "reasoning=base", "instruction_following=base")
-    # verifiable domain=count of prompts (see botpsy.data.verifiable)
-    prompts: tuple[str, ...] = ("tools=64", "arithmetic=24", "mcq=16", "code=8", "ifeval=24", "json=16")
-    seed: int = 0
-    beta: float = 1.0  # 1.0 = reverse KL(student ‖ teacher) (GKD's generalised JSD at β=1)
-    temperature: float = 1.0  # sampling and distillation temperature
-    max_completion_length: int = 128  # tokens the student samples per prompt
-    batch_size: int = 4  # prompts per micro-batch
-    grad_accum: int = 1
-    max_steps: int = 20
-    learning_rate: float = 5e-5  # LoRA rate
-    lora_r: int = 16
-    lora_alpha: int = 32
-    save_steps: int = 10
-    specialist_steps: int = 8  # RL steps of each "rl:…" specialist teacher
-    time_budget_min: float = 0.0
-    threads: int = 0
-    use_vllm: bool = False  # scale preset: vLLM for the student's rollouts
+    learning_rate: float = field(default=5e-5, metadata={"help": "LoRA learning rate"})
+    max_completion_length: int = field(
+        default=128, metadata={"help": "tokens the student samples per prompt (the teachers score them)"}
+    )
+    temperature: float = field(default=1.0, metadata={"help": "sampling and distillation temperature"})
+    teachers: tuple[str, ...] = field(
+        default=("tool_use=sft", "reasoning=base", "instruction_following=base"),
+        metadata={
+            "help": "skill=source for each of the three skills. Sources: 'sft' (the SFT stage's "
+            "checkpoint), 'base' (the recipe's base model), 'student', a checkpoint folder, "
+            "'rl:SOURCE' (a specialist: a short RL run on the skill's own data from SOURCE, RL1 on "
+            "world turns for tool use, RL2 on the skill's verifiable domains otherwise), or "
+            "'tiny-random' (a small random model on the student's tokenizer; micro preset only)"
+        },
+    )
+    prompts: tuple[str, ...] = field(
+        default=("tools=64", "arithmetic=24", "mcq=16", "code=8", "ifeval=24", "json=16"),
+        metadata={"help": "verifiable domains as 'name=count' prompts (botpsy.data.verifiable)"},
+    )
+    beta: float = field(
+        default=1.0,
+        metadata={
+            "help": "generalised JSD interpolation (GKD, Agarwal et al. 2024, arXiv:2306.13649); "
+            "1.0: reverse KL(student || teacher), on the student's own samples"
+        },
+    )
+    batch_size: int = field(default=4, metadata={"help": "prompts per micro-batch"})
+    grad_accum: int = field(
+        default=1, metadata={"help": "micro-batches per optimizer step (gradient accumulation)"}
+    )
+    specialist_steps: int = field(
+        default=8, metadata={"help": "RL steps of each 'rl:SOURCE' specialist teacher"}
+    )
 
 
 def parse_pairs(pairs: tuple[str, ...], what: str) -> dict[str, str]:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import random
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from botpsy.data.turns import TurnItem, call_reward, format_reward, success_reward, turn_items
@@ -42,39 +42,27 @@ from botpsy.train.common import (
     train,
     write_summary,
 )
+from botpsy.train.dapo_config import DAPOConfig
 from botpsy.train.dynamic_sampling import group_rows, merge_rows, plan_groups, refill_needed
 from botpsy.worlds import get_domain
 
 
 @dataclass(frozen=True)
-class RL1Config:
-    """Knobs of RL1 (DAPO on tool-use turns). Defaults follow DAPO where it sets them."""
+class RL1Config(DAPOConfig):
+    """Knobs of RL1: DAPO (`DAPOConfig`) on tool-use turns of the worlds, with rule rewards."""
 
-    student: str = ""  # policy to start from; "" = the previous stage's best checkpoint
-    domains: tuple[str, ...] = ("calendar",)  # worlds whose tasks become prompts
-    tasks: int = 64  # world tasks drawn per domain (train split)
-    all_turns: bool = True  # every assistant turn (multi-turn tool use), not only the first
-    seed: int = 0
-    num_generations: int = 4  # group size G (DAPO: 16; a CPU affords a few)
-    prompts_per_step: int = 2  # prompts per optimiser step (batch = prompts_per_step * G completions)
-    max_steps: int = 20
-    learning_rate: float = 2e-5  # LoRA rate (DAPO full-model: 1e-6)
-    lora_r: int = 16
-    lora_alpha: int = 32
-    max_completion_length: int = 192  # generation cap; longer completions are truncated and masked
-    temperature: float = 1.0  # DAPO samples at 1.0
-    epsilon: float = 0.2  # lower clip (DAPO)
-    epsilon_high: float = 0.28  # upper clip, "clip-higher" (DAPO)
-    beta: float = 0.0  # KL coefficient; DAPO drops the KL term
-    loss_type: str = "dapo"  # token-level normalisation (DAPO)
-    mask_truncated_completions: bool = True  # overlong filtering (DAPO)
-    dynamic_sampling: bool = True  # drop all-equal-reward groups and refill (DAPO)
-    max_refill_rounds: int = 2  # refill passes per generation batch before topping up with fillers
-    reward_weights: tuple[float, ...] = (0.2, 0.4, 0.4)  # format, call partial credit, world success
-    save_steps: int = 10  # candidate checkpoints for dev-split selection
-    time_budget_min: float = 0.0  # >0: stop (and still save) after this many minutes
-    threads: int = 0  # torch threads; 0 = all cores
-    use_vllm: bool = False  # scale preset: vLLM rollouts (needs vllm installed; GPUs)
+    domains: tuple[str, ...] = field(
+        default=("calendar",), metadata={"help": "worlds whose train-split tasks become prompts"}
+    )
+    tasks: int = field(default=64, metadata={"help": "world tasks drawn per domain (train split)"})
+    all_turns: bool = field(
+        default=True,
+        metadata={"help": "a prompt per gold assistant turn (multi-turn tool use), not only the first"},
+    )
+    reward_weights: tuple[float, ...] = field(
+        default=(0.2, 0.4, 0.4),
+        metadata={"help": "weights of the rewards: format, partial credit on the calls, world success"},
+    )
 
 
 def make_dynamic_sampling_trainer():

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from botpsy.data.verifiable import Item, mixture, score
@@ -39,39 +39,33 @@ from botpsy.train.common import (
     train,
     write_summary,
 )
+from botpsy.train.dapo_config import DAPOConfig
 from botpsy.train.mopd import parse_pairs
 from botpsy.train.rewards import loop_penalty, overlong_penalty
 from botpsy.train.rl import make_dynamic_sampling_trainer
 
 
 @dataclass(frozen=True)
-class RL2Config:
-    """Knobs of RL2. Defaults follow DAPO where it sets them; `domains` are "name=count" strings."""
+class RL2Config(DAPOConfig):
+    """Knobs of RL2: DAPO (`DAPOConfig`) on verifiable domains, with length and loop shaping."""
 
-    student: str = ""  # policy to start from; "" = the previous stage's best checkpoint
-    domains: tuple[str, ...] = ("arithmetic=48", "mcq=32", "code=16", "ifeval=32", "json=16", "tools=48")
-    seed: int = 0
-    num_generations: int = 4  # group size G
-    prompts_per_step: int = 2
-    max_steps: int = 20
-    learning_rate: float = 2e-5
-    lora_r: int = 16
-    lora_alpha: int = 32
-    max_completion_length: int = 192
-    overlong_cache: int = 48  # DAPO's L_cache: the soft-penalty zone before the cap (paper: 4k of 20k)
-    temperature: float = 1.0
-    epsilon: float = 0.2
-    epsilon_high: float = 0.28
-    beta: float = 0.0
-    loss_type: str = "dapo"
-    mask_truncated_completions: bool = True
-    dynamic_sampling: bool = True
-    max_refill_rounds: int = 2
-    reward_weights: tuple[float, ...] = (1.0, 1.0, 0.5)  # verifiable, overlong, loop
-    save_steps: int = 10
-    time_budget_min: float = 0.0
-    threads: int = 0
-    use_vllm: bool = False
+    domains: tuple[str, ...] = field(
+        default=("arithmetic=48", "mcq=32", "code=16", "ifeval=32", "json=16", "tools=48"),
+        metadata={"help": "verifiable domains as 'name=count' prompts (botpsy.data.verifiable)"},
+    )
+    overlong_cache: int = field(
+        default=48,
+        metadata={
+            "help": "DAPO's soft overlong punishment zone L_cache: tokens before max_completion_length "
+            "where the length penalty ramps up (paper: 4k of 20k)"
+        },
+    )
+    reward_weights: tuple[float, ...] = field(
+        default=(1.0, 1.0, 0.5),
+        metadata={
+            "help": "weights of the rewards: verifiable score, overlong penalty, reasoning-loop penalty"
+        },
+    )
 
 
 def rl2_dataset(cfg: RL2Config, fmt, split: str = "train", log=print) -> list[dict]:

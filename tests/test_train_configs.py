@@ -1,0 +1,66 @@
+"""Stage configs of the on-policy stages: one shared base, help text on every field (issue 15)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from botpsy.train.dapo_config import DAPOConfig, OnPolicyConfig, field_help
+from botpsy.train.mopd import MOPDConfig
+from botpsy.train.presets import STAGES, resolve
+from botpsy.train.rl import RL1Config
+from botpsy.train.rl2 import RL2Config
+
+
+@pytest.mark.parametrize("cls", [OnPolicyConfig, DAPOConfig, RL1Config, RL2Config, MOPDConfig])
+def test_every_field_has_help(cls):
+    missing = [name for name, text in field_help(cls).items() if not text.strip()]
+    assert not missing, f"{cls.__name__} fields without help: {missing}"
+
+
+@pytest.mark.parametrize("cls", [RL1Config, RL2Config])
+def test_the_rl_stages_train_with_dapo(cls):
+    assert issubclass(cls, DAPOConfig)
+    cfg = cls()
+    # the paper's objective (Yu et al. 2025): clip-higher, token-level loss, overlong filtering, no KL
+    assert (cfg.epsilon, cfg.epsilon_high, cfg.loss_type, cfg.beta) == (0.2, 0.28, "dapo", 0.0)
+    assert cfg.mask_truncated_completions and cfg.dynamic_sampling
+
+
+def test_each_stage_adds_only_its_own_fields():
+    shared = {f.name for f in dataclasses.fields(DAPOConfig)}
+    own = {
+        RL1Config: {"domains", "tasks", "all_turns", "reward_weights"},
+        RL2Config: {"domains", "overlong_cache", "reward_weights"},
+    }
+    for cls, names in own.items():
+        assert {f.name for f in dataclasses.fields(cls)} - shared == names
+    base = {f.name for f in dataclasses.fields(OnPolicyConfig)}
+    assert {f.name for f in dataclasses.fields(MOPDConfig)} - base == {
+        "teachers",
+        "prompts",
+        "beta",
+        "batch_size",
+        "grad_accum",
+        "specialist_steps",
+    }
+    assert not issubclass(MOPDConfig, DAPOConfig)  # distillation has no clipped objective
+
+
+def test_redeclared_defaults_are_the_stages_own():
+    assert (MOPDConfig().learning_rate, MOPDConfig().max_completion_length, MOPDConfig().beta) == (
+        5e-5,
+        128,
+        1.0,
+    )
+    assert (RL1Config().learning_rate, RL2Config().max_completion_length) == (2e-5, 192)
+
+
+@pytest.mark.parametrize("preset", ["tiny", "micro"])
+def test_preset_keys_reach_the_shared_fields(preset):
+    plan = resolve(preset, list(STAGES), ["rl1.epsilon_high=0.3", "mopd.lora_r=8", "rl2.threads=2"])
+    stages = plan["stages"]
+    assert stages["rl1"]["config"].epsilon_high == 0.3
+    assert stages["mopd"]["config"].lora_r == 8
+    assert stages["rl2"]["config"].threads == 2
