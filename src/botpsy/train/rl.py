@@ -164,15 +164,37 @@ def trl_reward(fn, name: str):
 
 
 def run_rl1(cfg: RL1Config, student: str, out_dir: Path, log=print) -> dict:
-    from datasets import Dataset
-    from trl import GRPOConfig
-
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "config.json").write_text(json.dumps({**asdict(cfg), "student": student}, indent=2))
     model, tok = load_policy(student, cfg.threads)
     rows = rl1_dataset(cfg, ChatFormat("qwen35"))
     log(f"rl1: {len(rows)} tool-use turns from {', '.join(cfg.domains)}")
+    funcs = [
+        trl_reward(format_reward, "format"),
+        trl_reward(call_reward, "calls"),
+        trl_reward(success_reward, "success"),
+    ]
+    return train_dapo("rl1", cfg, model, tok, rows, funcs, out_dir, log, prompts=len(rows))
+
+
+def train_dapo(
+    stage: str,
+    cfg: DAPOConfig,
+    model,
+    tok,
+    rows: list[dict],
+    reward_funcs: list,
+    out_dir: Path,
+    log,
+    prompts: int | dict[str, int],
+) -> dict:
+    """The training half RL1 and RL2 share: TRL's GRPO with DAPO's settings from `cfg` (its stage
+    config's `reward_weights` too) and dynamic sampling, on `rows`, then the stage's checkpoint and
+    summary (`prompts` is what the summary records of the data)."""
+    from datasets import Dataset
+    from trl import GRPOConfig
+
     g = cfg.num_generations
     args = GRPOConfig(
         output_dir=str(out_dir / "checkpoints"),
@@ -196,17 +218,12 @@ def run_rl1(cfg: RL1Config, student: str, out_dir: Path, log=print) -> dict:
         use_vllm=cfg.use_vllm,
         **cpu_args(),
     )
-    funcs = [
-        trl_reward(format_reward, "format"),
-        trl_reward(call_reward, "calls"),
-        trl_reward(success_reward, "success"),
-    ]
     trainer_cls = make_dynamic_sampling_trainer()
     trainer_cls.max_refill_rounds = cfg.max_refill_rounds if cfg.dynamic_sampling else 0
     trainer_cls.refill_seed = cfg.seed
     trainer = trainer_cls(
         model=model,
-        reward_funcs=funcs,
+        reward_funcs=reward_funcs,
         args=args,
         train_dataset=Dataset.from_list(rows),
         processing_class=tok,
@@ -214,15 +231,15 @@ def run_rl1(cfg: RL1Config, student: str, out_dir: Path, log=print) -> dict:
         callbacks=time_budget_callback(cfg.time_budget_min),
     )
     t0 = time.time()
-    train(trainer, out_dir, "rl1", log)
-    save_checkpoint(trainer.model, tok, out_dir, "botpsy-rl1-" + out_dir.parent.name)
+    train(trainer, out_dir, stage, log)
+    save_checkpoint(trainer.model, tok, out_dir, f"botpsy-{stage}-" + out_dir.parent.name)
     hist = [h for h in trainer.state.log_history if "reward" in h]
     return write_summary(
         out_dir,
         trainer,
         t0,
         {
-            "prompts": len(rows),
+            "prompts": prompts,
             "first_reward": hist[0]["reward"] if hist else None,
             "last_reward": hist[-1]["reward"] if hist else None,
         },

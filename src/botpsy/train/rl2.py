@@ -23,26 +23,17 @@ Command: `botpsy recipe --preset micro --stages rl2 --set rl2.student=PATH`.
 from __future__ import annotations
 
 import json
-import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from botpsy.data.verifiable import Item, mixture, score
 from botpsy.protocol.formats import ChatFormat
-from botpsy.train.common import (
-    cpu_args,
-    load_policy,
-    lora_config,
-    save_checkpoint,
-    time_budget_callback,
-    train,
-    write_summary,
-)
+from botpsy.train.common import load_policy
 from botpsy.train.dapo_config import DAPOConfig
 from botpsy.train.mopd import parse_pairs
 from botpsy.train.rewards import loop_penalty, overlong_penalty
-from botpsy.train.rl import make_dynamic_sampling_trainer
+from botpsy.train.rl import train_dapo
 
 
 @dataclass(frozen=True)
@@ -95,9 +86,6 @@ def reward_functions(cfg: RL2Config):
 
 
 def run_rl2(cfg: RL2Config, student: str, out_dir: Path, log=print) -> dict:
-    from datasets import Dataset
-    from trl import GRPOConfig
-
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "config.json").write_text(json.dumps({**asdict(cfg), "student": student}, indent=2))
@@ -105,52 +93,6 @@ def run_rl2(cfg: RL2Config, student: str, out_dir: Path, log=print) -> dict:
     rows = rl2_dataset(cfg, ChatFormat("qwen35"), log=log)
     by_domain = Counter(r["domain"] for r in rows)
     log(f"rl2: {len(rows)} prompts {dict(by_domain)}")
-    g = cfg.num_generations
-    args = GRPOConfig(
-        output_dir=str(out_dir / "checkpoints"),
-        per_device_train_batch_size=cfg.prompts_per_step * g,
-        gradient_accumulation_steps=1,
-        num_generations=g,
-        max_completion_length=cfg.max_completion_length,
-        temperature=cfg.temperature,
-        learning_rate=cfg.learning_rate,
-        max_steps=cfg.max_steps,
-        beta=cfg.beta,
-        epsilon=cfg.epsilon,
-        epsilon_high=cfg.epsilon_high,
-        loss_type=cfg.loss_type,
-        mask_truncated_completions=cfg.mask_truncated_completions,
-        scale_rewards="group",
-        reward_weights=list(cfg.reward_weights),
-        save_strategy="steps",
-        save_steps=cfg.save_steps,
-        seed=cfg.seed,
-        use_vllm=cfg.use_vllm,
-        **cpu_args(),
-    )
-    trainer_cls = make_dynamic_sampling_trainer()
-    trainer_cls.max_refill_rounds = cfg.max_refill_rounds if cfg.dynamic_sampling else 0
-    trainer_cls.refill_seed = cfg.seed
-    trainer = trainer_cls(
-        model=model,
-        reward_funcs=reward_functions(cfg),
-        args=args,
-        train_dataset=Dataset.from_list(rows),
-        processing_class=tok,
-        peft_config=lora_config(cfg.lora_r, cfg.lora_alpha),
-        callbacks=time_budget_callback(cfg.time_budget_min),
-    )
-    t0 = time.time()
-    train(trainer, out_dir, "rl2", log)
-    save_checkpoint(trainer.model, tok, out_dir, "botpsy-rl2-" + out_dir.parent.name)
-    hist = [h for h in trainer.state.log_history if "reward" in h]
-    return write_summary(
-        out_dir,
-        trainer,
-        t0,
-        {
-            "prompts": dict(by_domain),
-            "first_reward": hist[0]["reward"] if hist else None,
-            "last_reward": hist[-1]["reward"] if hist else None,
-        },
+    return train_dapo(
+        "rl2", cfg, model, tok, rows, reward_functions(cfg), out_dir, log, prompts=dict(by_domain)
     )
