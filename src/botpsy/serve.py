@@ -133,7 +133,7 @@ class ChatService:
         fmt = self.engine.chat_format
         try:
             prompt = fmt.render(
-                req.messages, req.tools or None, add_generation_prompt=True, thinking=self._thinking()
+                req.messages, req.tools or None, add_generation_prompt=True, thinking=self.engine.thinking
             )
         except (ValueError, TypeError, KeyError, RecursionError) as e:
             raise BadRequest(f"these messages cannot be rendered: {e}") from None
@@ -147,9 +147,6 @@ class ChatService:
             )
         return req, ids
 
-    def _thinking(self) -> bool:
-        return self.engine.thinking
-
     def complete(self, body: bytes | dict[str, Any], on_text=None) -> dict[str, Any]:
         return self.generate(*self.prepare(body), on_text=on_text)
 
@@ -158,7 +155,7 @@ class ChatService:
         with self.lock:
             gen = self.engine.generate(ids, req.max_tokens, req.temperature, on_text=on_text)
         schemas = {t["function"]["name"]: t["function"].get("parameters", {}) for t in req.tools}
-        parsed = fmt.parse(gen.text, schemas if req.tools else None, thinking=self._thinking())
+        parsed = fmt.parse(gen.text, schemas if req.tools else None, thinking=self.engine.thinking)
         message: dict[str, Any] = {"role": "assistant", "content": parsed.content}
         if parsed.reasoning:
             message["reasoning_content"] = parsed.reasoning
