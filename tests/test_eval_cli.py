@@ -7,6 +7,7 @@ import json
 import pytest
 
 from botpsy import cli, term
+from botpsy.engine import load as engine_load
 
 
 @pytest.fixture
@@ -124,7 +125,7 @@ def test_worlds_reads_model_specs_as_bfcl_does(main, capsys, monkeypatch, tmp_pa
         seen.append(b.kind)
         return ScriptedEngine([])
 
-    monkeypatch.setattr(cli, "load_engine", fake_load)
+    monkeypatch.setattr(engine_load, "load_engine", fake_load)  # cmd_eval_worlds imports it when run
     argv = [x.replace("{dir}", str(tmp_path)) for x in argv]
     assert main(["eval", "worlds", "--n", "2", "--json", *argv]) == 0
     assert seen == [kind]

@@ -9,7 +9,8 @@ from dataclasses import replace
 
 import pytest
 
-from botpsy.export.shapes import QWEN35_08B, get_shape, parameter_counts
+from botpsy.bench.shapes_options import DEFAULT_SHAPE, SHAPE_NAMES
+from botpsy.export.shapes import QWEN35_08B, SHAPES, get_shape, parameter_counts
 from botpsy.export.tiny_qwen import quantization_blockers
 
 # Same code path as the 0.8B, small enough for a test: one Gated DeltaNet layer, one full-attention
@@ -34,6 +35,12 @@ SAMPLES = [
 
 
 # ---- fast: no model --------------------------------------------------------------------------
+
+
+def test_the_commands_shape_names_are_the_shapes():
+    # bench/shapes_options.py writes the names again so the CLI's parser need not import the shapes.
+    assert SHAPE_NAMES == tuple(sorted(SHAPES))
+    assert DEFAULT_SHAPE == QWEN35_08B.name
 
 
 def test_qwen35_08b_shape_is_the_published_one():

@@ -3,6 +3,11 @@
 Commands: run, chat, demo, tasks generate|check, eval worlds|bfcl|tau2|ifbench|report, recipe, serve,
 bench, mcp serve, export tiny|shapes, tools list.
 Set BOTPSY_DEBUG=1 to see tracebacks of unexpected errors.
+
+Each command imports what it runs inside its `cmd_*` function (and the helpers it calls), the
+entry-point exception tests/test_layers.py allows the CLI modules alone: `botpsy --help` builds the
+parser from light modules only, and `botpsy run` does not load the trainer, the evaluators, the
+exporter or the benchmark.
 """
 
 from __future__ import annotations
@@ -20,34 +25,23 @@ from pathlib import Path
 from rich.progress import Progress, TextColumn
 
 from botpsy import cli_eval
-from botpsy.agent.loop import Agent, AgentConfig, approve_all, decline_all
-from botpsy.agent.stream import AnswerStream
-from botpsy.bench import device as bench_device
-from botpsy.bench import shapes
-from botpsy.engine.base import EngineError
-from botpsy.engine.load import BACKENDS, load_engine, resolve_backend
-from botpsy.engine.oracle import OracleEngine
-from botpsy.eval.worlds import evaluate_items
-from botpsy.export.release import export_tiny
-from botpsy.serve import make_server
-from botpsy.stores.common import StoreError
-from botpsy.stores.workspace import Workspace
+from botpsy.bench import shapes_options
+from botpsy.engine.base import BACKENDS, EngineError
+from botpsy.stores import StoreError
 from botpsy.term import UsageError, console, out, say, styled, text_log
-from botpsy.tools.registry import tools_json, tools_table
-from botpsy.train import recipe
-from botpsy.worlds import get_domain
-from botpsy.worlds.base import Task
-from botpsy.worlds.calendar import system_prompt
-from botpsy.worlds.tasks import check_tasks, domain_names, generate_tasks
 
 # ---- helpers -------------------------------------------------------------------------------------
 
 
 def _engine(model: str | None, n_ctx: int = 4096, threads: int | None = None):
+    from botpsy.engine.load import load_engine
+
     return load_engine(model, backend="llamacpp", n_ctx=n_ctx, n_threads=threads)
 
 
 def _confirm_fn(yes: bool):
+    from botpsy.agent.loop import approve_all, decline_all
+
     if yes:
         return approve_all
     if not sys.stdin.isatty():
@@ -67,6 +61,8 @@ def _confirm_fn(yes: bool):
 
 
 def _workspace(root: str, suites: str, extra_tools=None):
+    from botpsy.stores.workspace import Workspace
+
     names = [x.strip() for x in suites.split(",") if x.strip()]
     if names == ["all"]:
         names = []
@@ -74,6 +70,8 @@ def _workspace(root: str, suites: str, extra_tools=None):
 
 
 def _system_today() -> str:
+    from botpsy.worlds.calendar import system_prompt
+
     return system_prompt(date.today())
 
 
@@ -169,6 +167,8 @@ def _agent_config(a, engine):
     """The agent settings from the command line, with the model's own thinking mode: a model
     trained without <think> (a Qwen2.5 instruct GGUF, a manifest saying `thinking: false`) gets
     an empty think block instead of one it would never close."""
+    from botpsy.agent.loop import AgentConfig
+
     return AgentConfig(
         max_tokens=a.max_tokens,
         tool_top_k=getattr(a, "tool_top_k", 0),
@@ -181,6 +181,8 @@ def _agent_config(a, engine):
 
 
 def cmd_run(a) -> int:
+    from botpsy.agent.loop import Agent
+
     if not a.request.strip():
         raise UsageError(
             'the request is empty; say what you want, e.g. botpsy run "What do I have tomorrow?"'
@@ -215,6 +217,8 @@ def cmd_run(a) -> int:
 
 
 def cmd_chat(a) -> int:
+    from botpsy.agent.loop import Agent
+
     engine = _engine(a.model, n_ctx=a.n_ctx, threads=a.threads)
     conn, extra = None, []
     if a.mcp:
@@ -280,6 +284,8 @@ class _ChatPrinter:
     the whole of it marked as a correction when the guard replaced what had been shown."""
 
     def __init__(self, thinking: bool):
+        from botpsy.agent.stream import AnswerStream
+
         self.stream = AnswerStream(self._show, thinking)
         self.open = False  # a "botpsy>" line on stdout waits for more of its answer
         self.answer: str | None = None  # what was shown of the last answer step (None: none yet)
@@ -361,6 +367,8 @@ DEMO_REQUESTS = [
 
 
 def cmd_demo(a) -> int:
+    from botpsy.agent.loop import Agent, approve_all
+
     engine = _engine(a.model, n_ctx=a.n_ctx, threads=a.threads)
     with tempfile.TemporaryDirectory(prefix="botpsy-demo-") as tmp:
         env = _workspace(tmp, "calendar")
@@ -389,6 +397,8 @@ def cmd_demo(a) -> int:
 
 
 def cmd_tasks_generate(a) -> int:
+    from botpsy.worlds.tasks import generate_tasks
+
     tasks = generate_tasks(a.domain, a.n, a.seed, a.split)
     lines = "".join(t.to_json() + "\n" for t in tasks)
     if a.out:
@@ -401,6 +411,8 @@ def cmd_tasks_generate(a) -> int:
 
 
 def _read_tasks(path: str):
+    from botpsy.worlds.base import Task
+
     p = Path(path)
     if not p.exists():
         raise UsageError(f"task file not found: {path}")
@@ -416,6 +428,8 @@ def _read_tasks(path: str):
 
 
 def cmd_tasks_check(a) -> int:
+    from botpsy.worlds.tasks import check_tasks
+
     tasks, bad = _read_tasks(a.file)
     failed = 0
     for r in check_tasks(tasks):
@@ -430,6 +444,13 @@ def cmd_tasks_check(a) -> int:
 
 
 def cmd_eval_worlds(a) -> int:
+    from botpsy.agent.loop import AgentConfig
+    from botpsy.engine.load import load_engine, resolve_backend
+    from botpsy.engine.oracle import OracleEngine
+    from botpsy.eval.worlds import evaluate_items
+    from botpsy.worlds import get_domain
+    from botpsy.worlds.tasks import domain_names
+
     try:
         names = domain_names(a.domain)
     except KeyError as e:
@@ -482,6 +503,8 @@ def cmd_eval_worlds(a) -> int:
 
 
 def cmd_recipe(a) -> int:
+    from botpsy.train import recipe
+
     return recipe.run_recipe(
         a.preset,
         a.stages,
@@ -494,6 +517,8 @@ def cmd_recipe(a) -> int:
 
 
 def cmd_bench(a) -> int:
+    from botpsy.bench import device as bench_device
+
     models = a.model or [None]
     results = [
         bench_device.bench_model(m, tasks=a.tasks, threads=a.threads, log=text_log(console, "dim"))
@@ -510,6 +535,8 @@ def cmd_bench(a) -> int:
 
 
 def cmd_serve(a) -> int:
+    from botpsy.serve import make_server
+
     engine = _engine(a.model, n_ctx=a.n_ctx, threads=a.threads)
     server = make_server(
         engine,
@@ -530,6 +557,8 @@ def cmd_serve(a) -> int:
 
 
 def cmd_export_tiny(a) -> int:
+    from botpsy.export.release import export_tiny
+
     manifest = export_tiny(a.out, seed=a.seed, train_steps=a.train_steps)
     report = json.loads((Path(manifest).parent / "export_report.json").read_text())
     say(out, json.dumps(report, indent=2))
@@ -537,7 +566,15 @@ def cmd_export_tiny(a) -> int:
     return 0
 
 
+def cmd_export_shapes(a) -> int:
+    from botpsy.bench import shapes
+
+    return shapes.run(a, " ".join(["botpsy", *sys.argv[1:]]))
+
+
 def cmd_tools_list(a) -> int:
+    from botpsy.tools.registry import tools_json, tools_table
+
     if a.json:
         say(out, json.dumps(tools_json()))
     else:
@@ -740,8 +777,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp = exp.add_parser(
         "shapes", help="BotPsy's 0.8B shape, random-init: bf16/Q8_0/Q4_K_M GGUF sizes and bench report"
     )
-    shapes.add_arguments(sp)
-    sp.set_defaults(fn=lambda a: shapes.run(a, " ".join(["botpsy", *sys.argv[1:]])))
+    shapes_options.add_arguments(sp)
+    sp.set_defaults(fn=cmd_export_shapes)
 
     tools = sub.add_parser("tools", help="the installed tools").add_subparsers(dest="sub", required=True)
     sp = tools.add_parser("list")

@@ -9,6 +9,9 @@ with `--json` prints one JSON object as its last line.
     botpsy eval ifbench --model embedded --limit 50
     botpsy eval tau2 --backend oracle --domains retail,airline,telecom
     botpsy eval report --model embedded --model runs/tiny/model.gguf --out reports/compare
+
+Each command imports its suite inside its `cmd_*` function, as in `cli.py`: building the parser
+loads no evaluator.
 """
 
 from __future__ import annotations
@@ -22,27 +25,7 @@ from typing import Any
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from botpsy import term
-from botpsy.engine.load import BACKENDS, load_engine, resolve_backend
-from botpsy.engine.oracle import OracleEngine
-from botpsy.eval.bfcl import (
-    BfclConfig,
-    BfclWorker,
-    evaluate_bfcl,
-    gold_messages,
-    parse_categories,
-    require_bfcl,
-)
-from botpsy.eval.ifbench import IfbenchConfig, evaluate_ifbench, require_ifbench, sample_responses
-from botpsy.eval.report import SUITES, ReportConfig, build_report, run_model, write_report
-from botpsy.eval.runs import slug
-from botpsy.eval.tau2 import (
-    Tau2Config,
-    UserSim,
-    evaluate_tau2,
-    oracle_engine_for,
-    parse_domains,
-    require_tau2,
-)
+from botpsy.engine.base import BACKENDS
 from botpsy.protocol.messages import Message
 from botpsy.term import UsageError
 
@@ -99,6 +82,8 @@ def _label(spec: str, a, default: str) -> str:
 
 def _engine_factory(spec: str, a) -> tuple[str, Any]:
     """(label, engine or None for the oracle) for one `--model` spec."""
+    from botpsy.engine.load import load_engine, resolve_backend
+
     b = resolve_backend(spec, a.backend)
     if b.kind == "oracle":
         return _label(spec, a, "oracle"), None
@@ -121,6 +106,16 @@ def _finish(a, summaries: list[dict[str, Any]], lines: Callable[[dict[str, Any]]
 
 
 def cmd_bfcl(a) -> int:
+    from botpsy.engine.oracle import OracleEngine
+    from botpsy.eval.bfcl import (
+        BfclConfig,
+        BfclWorker,
+        evaluate_bfcl,
+        gold_messages,
+        parse_categories,
+        require_bfcl,
+    )
+
     categories = parse_categories(a.categories)
     require_bfcl()
     summaries = []
@@ -175,6 +170,9 @@ def cmd_bfcl(a) -> int:
 
 
 def cmd_ifbench(a) -> int:
+    from botpsy.engine.oracle import OracleEngine
+    from botpsy.eval.ifbench import IfbenchConfig, evaluate_ifbench, require_ifbench, sample_responses
+
     require_ifbench()
     summaries = []
     for spec in _models(a):
@@ -221,6 +219,16 @@ def cmd_ifbench(a) -> int:
 
 
 def cmd_tau2(a) -> int:
+    from botpsy.engine.load import resolve_backend
+    from botpsy.eval.tau2 import (
+        Tau2Config,
+        UserSim,
+        evaluate_tau2,
+        oracle_engine_for,
+        parse_domains,
+        require_tau2,
+    )
+
     domains = parse_domains(a.domains)
     user = None
     if a.user_model:
@@ -280,6 +288,8 @@ def cmd_tau2(a) -> int:
 
 
 def cmd_report(a) -> int:
+    from botpsy.eval.report import SUITES, ReportConfig, build_report, run_model, write_report
+
     suites = tuple(x.strip() for x in a.suites.split(",") if x.strip())
     bad = [x for x in suites if x not in SUITES]
     if bad:
@@ -320,6 +330,8 @@ def cmd_report(a) -> int:
 
 
 def _slug(text: str) -> str:
+    from botpsy.eval.runs import slug
+
     return slug(text)
 
 

@@ -26,12 +26,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from botpsy.bench.device import bench_grammar, bench_speed_isolated
+from botpsy.bench.shapes_options import add_arguments
 from botpsy.bench.shapes_report import write_shapes_report
 from botpsy.export.release import export_model
 from botpsy.export.shapes import (
     DEFAULT_QUANTS,
     QWEN35_08B,
-    SHAPES,
     build_shape_model,
     get_shape,
     parameter_counts,
@@ -191,21 +191,6 @@ def export_shapes(
         paths = write_shapes_report(run, Path(report_dir))
         log(f"report: {', '.join(str(p) for p in paths)}")
     return run
-
-
-def add_arguments(p) -> None:
-    """The options of `botpsy export shapes` (and `python -m botpsy.bench.shapes`)."""
-    p.add_argument("--shape", default=QWEN35_08B.name, choices=sorted(SHAPES))
-    p.add_argument("--out", help="folder for the weights (default runs/shapes/<shape>)")
-    p.add_argument("--report-dir", default="reports")
-    p.add_argument("--threads", default="1,2", help="comma-separated thread counts to bench")
-    p.add_argument("--decode-tokens", type=int, default=64)
-    p.add_argument("--parity", action="store_true", help="also compare next-token logits with transformers")
-    p.add_argument("--no-bench", action="store_true")
-    p.add_argument("--reuse", action="store_true", help="bench and report the files already in --out")
-    p.add_argument(
-        "--grammar", default="Q8_0", help="comma-separated files to measure grammar decode cost on"
-    )
 
 
 def run(a, command: str) -> int:

@@ -14,6 +14,10 @@ from typing import Any, Protocol
 from botpsy.protocol.formats import ChatFormat
 from botpsy.protocol.messages import StepTiming
 
+# How a `--model` spec can be read (`engine.load.resolve_backend` says what each one means). Here,
+# not in engine/load.py, so the CLI's parser offers them as choices without importing every backend.
+BACKENDS = ("auto", "oracle", "llamacpp", "transformers", "openai")
+
 
 class EngineError(Exception):
     """A model that cannot be loaded or run; the message says what to do."""

@@ -18,14 +18,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from botpsy.engine.base import Engine
+from botpsy.engine.base import BACKENDS, Engine
 from botpsy.engine.llamacpp import LlamaCppEngine
 from botpsy.engine.openai_http import OpenAIHTTPEngine
 from botpsy.engine.transformers_engine import TransformersEngine
 from botpsy.models import resolve, thinking_from_template
 from botpsy.protocol.formats import ChatFormat
-
-BACKENDS = ("auto", "oracle", "llamacpp", "transformers", "openai")
 
 
 @dataclass(frozen=True)

@@ -26,11 +26,9 @@ from typing import Any, Protocol
 from filelock import FileLock, Timeout
 from pydantic import BaseModel
 
+from botpsy.stores import StoreError
+
 __all__ = ["StoreError", "Store", "atomic_write", "copy_aside", "file_lock", "set_clock", "os_error"]
-
-
-class StoreError(Exception):
-    """A store that cannot be read or written; the message says what to do. One type for every store."""
 
 
 class Store(Protocol):
