@@ -7,10 +7,10 @@ import dataclasses
 import pytest
 
 from botpsy.train.dapo_config import DAPOConfig, OnPolicyConfig, field_help
-from botpsy.train.mopd import MOPDConfig
+from botpsy.train.distill import MOPDConfig
 from botpsy.train.presets import STAGES, resolve
-from botpsy.train.rl import RL1Config
-from botpsy.train.rl2 import RL2Config
+from botpsy.train.rl_tools import RL1Config
+from botpsy.train.rl_verifiable import RL2Config
 from botpsy.train.sft_config import SFTStageConfig
 
 

@@ -101,7 +101,7 @@ def test_trainer_drops_equal_reward_groups_and_refills(monkeypatch):
 
     from trl import GRPOTrainer
 
-    from botpsy.train.rl import make_dynamic_sampling_trainer
+    from botpsy.train.dapo import make_dynamic_sampling_trainer
 
     # Fake generation: each prompt row's reward is read from the row; completion width varies per pass.
     def fake_generate(self, inputs):

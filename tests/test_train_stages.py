@@ -51,7 +51,7 @@ def _done(out, steps):
 
 
 def test_rl1_dapo_with_dynamic_sampling(student, tmp_path):
-    from botpsy.train.rl import RL1Config, run_rl1
+    from botpsy.train.rl_tools import RL1Config, run_rl1
 
     cfg = RL1Config(
         tasks=3,
@@ -88,7 +88,7 @@ def test_rl1_dapo_with_dynamic_sampling(student, tmp_path):
 
 
 def test_mopd_routes_three_teachers(student, tmp_path):
-    from botpsy.train.mopd import MOPDConfig, run_mopd
+    from botpsy.train.distill import MOPDConfig, run_mopd
 
     cfg = MOPDConfig(
         teachers=("tool_use=student", "reasoning=tiny-random", "instruction_following=student"),
@@ -109,7 +109,7 @@ def test_mopd_routes_three_teachers(student, tmp_path):
 
 
 def test_rl2_on_verifiable_domains(student, tmp_path):
-    from botpsy.train.rl2 import RL2Config, run_rl2
+    from botpsy.train.rl_verifiable import RL2Config, run_rl2
 
     cfg = RL2Config(
         domains=("arithmetic=2", "code=1", "json=1", "tools=1"),

@@ -702,10 +702,17 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(fn=cmd_eval_worlds)
     cli_eval.register(ev)
 
-    sp = sub.add_parser("recipe", help="the training recipe")
+    sp = sub.add_parser(
+        "recipe",
+        help="the training recipe: SFT, then distillation, then RL on tools, then RL on verifiable rewards",
+    )
     sp.add_argument("--preset", choices=["tiny", "scale", "micro"], default="tiny")
     sp.add_argument(
-        "--stages", default="sft,mopd,rl1,rl2", help="comma-separated, in order (default: all four)"
+        "--stages",
+        default="sft,mopd,rl1,rl2",
+        help="comma-separated, in order (default: all four): sft (supervised on the worlds' gold "
+        "trajectories), mopd (multi-teacher on-policy distillation), rl1 (DAPO on world tool-use turns, "
+        "rule rewards), rl2 (DAPO on multi-domain verifiable rewards)",
     )
     sp.add_argument("--out", default="runs")
     sp.add_argument("--dry-run", action="store_true", help="print the resolved stages and configs only")

@@ -5,7 +5,7 @@ gold assistant message the model must produce, given the system prompt, the user
 gold conversation before that turn (tool results included). Turn 0 is the classic single-turn
 setting; later turns are multi-turn tool use (the model reads earlier tool results).
 
-They are RL1's rewards (`train/rl.py`) and the checker of RL2's and MOPD's tool-use domain
+They are RL1's rewards (`train/rl_tools.py`) and the checker of RL2's and MOPD's tool-use domain
 (`data/verifiable.py`); they live with the data because every consumer stands above it. Rewards,
 each in [0, 1]:
 

@@ -1,15 +1,18 @@
 """The knobs RL1, RL2 and MOPD share: one dataclass each for the common part, with help per field.
 
+Paired with `dapo.py` (the training half RL1 and RL2 share), as TRL pairs `<algo>_config.py` with
+its trainer.
+
 `OnPolicyConfig` holds what every stage that samples from its own policy has: where the student
 comes from, its LoRA, how completions are sampled, how long it trains, its checkpoints and its
 budget. `DAPOConfig` adds DAPO's objective (Yu et al. 2025, "DAPO: An Open-Source LLM
 Reinforcement Learning System at Scale", arXiv:2503.14476), which RL1 and RL2 both train with:
 clip-higher, token-level loss, overlong filtering, no KL term, dynamic sampling.
 
-Stage configs derive from these and add only what is theirs: `rl.RL1Config` (world tool-use turns,
-rule rewards), `rl2.RL2Config` (verifiable domains, length and loop shaping), `mopd.MOPDConfig`
-(teachers per skill; it derives from `OnPolicyConfig` only, since distillation has no clipped
-objective). A stage that wants another default redeclares the field with its own help.
+Stage configs derive from these and add only what is theirs: `rl_tools.RL1Config` (world
+tool-use turns, rule rewards), `rl_verifiable.RL2Config` (verifiable domains, length and loop
+shaping), `distill.MOPDConfig` (teachers per skill; it derives from `OnPolicyConfig` only, since
+distillation has no clipped objective). A stage that wants another default redeclares the field with its own help.
 
 Defaults are the tiny preset's (2 CPU cores); where the paper sets a value and we differ, the help
 says so. Presets (`train/presets/*.yaml`) and `--set STAGE.KEY=VALUE` name the same fields, and

@@ -15,7 +15,7 @@ This module holds the two pure pieces, table-tested without a model:
 * `merge_rows` — rebuilds one TRL generation-batch dict from rows of several: prompt tensors are
   left-padded, completion-aligned tensors right-padded, scalars recomputed by the caller.
 
-The trainer side (`botpsy.train.rl.DynamicSamplingGRPOTrainer`) draws the refill prompts and calls
+The trainer side (`botpsy.train.dapo.DynamicSamplingGRPOTrainer`) draws the refill prompts and calls
 TRL's own generation and scoring on them, so refilled groups are scored exactly like the first.
 """
 

@@ -21,13 +21,18 @@ import yaml
 from botpsy.data.mix import domain_weights
 from botpsy.data.public import check_specs
 from botpsy.data.verifiable import DOMAIN_SKILL
+from botpsy.train.distill import MOPDConfig, parse_pairs, teacher_sources
 from botpsy.train.heldout import EvalSpec
-from botpsy.train.mopd import MOPDConfig, parse_pairs, teacher_sources
-from botpsy.train.rl import RL1Config
-from botpsy.train.rl2 import RL2Config
+from botpsy.train.rl_tools import RL1Config
+from botpsy.train.rl_verifiable import RL2Config
 from botpsy.train.sft_config import SFTStageConfig
 from botpsy.worlds import DOMAINS
 
+# The published recipe's stage keys, in order, and what each trains (module):
+#   sft   supervised fine-tuning on the worlds' gold trajectories (sft.py)
+#   mopd  multi-teacher on-policy distillation, one teacher per skill (distill.py)
+#   rl1   DAPO on the worlds' tool-use turns, with rule rewards (rl_tools.py)
+#   rl2   DAPO on multi-domain verifiable rewards, with length and loop shaping (rl_verifiable.py)
 STAGES = ("sft", "mopd", "rl1", "rl2")
 IMPLEMENTED = set(STAGES)
 

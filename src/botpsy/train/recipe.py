@@ -1,5 +1,12 @@
 """The recipe runner: `botpsy recipe --preset tiny|scale|micro --stages sft,mopd,rl1,rl2 [--dry-run]`.
 
+The stages, in order (their keys are the published recipe's names):
+  sft   supervised fine-tuning on the worlds' gold trajectories          train/sft.py
+  mopd  multi-teacher on-policy distillation, one teacher per skill      train/distill.py
+  rl1   DAPO on the worlds' tool-use turns, with rule rewards            train/rl_tools.py
+  rl2   DAPO on multi-domain verifiable rewards, length and loop shaping train/rl_verifiable.py
+RL1 and RL2 share their training half (`train/dapo.py`) and its config (`train/dapo_config.py`).
+
 Presets are YAML files in `train/presets/` (resolved by `train/presets.py`): one mapping per stage
 whose keys are fields of that stage's config dataclass (`SFTStageConfig`, `MOPDConfig`, `RL1Config`,
 `RL2Config`), plus `base` (the model the recipe starts from), `eval` (`heldout.EvalSpec`: sizes of

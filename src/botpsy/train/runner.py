@@ -22,12 +22,12 @@ from typing import Any
 
 from botpsy.export.release import export_model
 from botpsy.train.common import hf_dir, load_policy, save_checkpoint
+from botpsy.train.distill import run_mopd
 from botpsy.train.heldout import EvalSpec, dev_score, heldout_figures
-from botpsy.train.mopd import run_mopd
 from botpsy.train.presets import STAGES
 from botpsy.train.report import copy_report, write_report
-from botpsy.train.rl import RL1Config, run_rl1
-from botpsy.train.rl2 import RL2Config, run_rl2
+from botpsy.train.rl_tools import RL1Config, run_rl1
+from botpsy.train.rl_verifiable import RL2Config, run_rl2
 from botpsy.train.sft import run_sft
 
 

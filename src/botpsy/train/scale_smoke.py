@@ -1,8 +1,8 @@
 """A few steps of every scale-preset stage on the machine at hand: does the preset's code run there, and at what cost.
 
 `botpsy recipe --preset scale --dry-run` checks the scale preset's configs; this runs its trainers.
-Each stage (SFT, MOPD with routed teachers, RL1 and RL2 with DAPO and dynamic sampling) trains for a
-few steps from a random-init model of BotPsy's shape (Qwen3.5-0.8B layers, the real 248,320-row
+Each stage (SFT; MOPD, distillation from teachers routed per skill; RL1 and RL2, DAPO with dynamic
+sampling on world tool-use turns and on verifiable rewards) trains for a few steps from a random-init model of BotPsy's shape (Qwen3.5-0.8B layers, the real 248,320-row
 vocabulary: `export.shapes.build_shape_model`, so nothing is downloaded). The preset's settings are
 kept except the ones that size a run, which are cut to smoke sizes and listed in the report:
 steps, data counts, prompts per RL step and completion lengths. A random-init policy writes
@@ -259,7 +259,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--steps", type=int, default=2, help="optimizer steps per stage")
     p.add_argument("--minutes", type=float, default=2.0, help="time budget per stage")
     p.add_argument("--teacher", default="", help="MOPD teacher folder for all skills (default: the model)")
-    p.add_argument("--stages", default="sft,mopd,rl1,rl2")
+    p.add_argument(
+        "--stages",
+        default="sft,mopd,rl1,rl2",
+        help="comma-separated stage keys, in order (what each trains: train/recipe.py)",
+    )
     p.add_argument("--set", action="append", default=[], metavar="STAGE.KEY=VALUE")
     a = p.parse_args(argv)
     try:

@@ -1,6 +1,6 @@
 """Stage 4 — RL2: DAPO on multi-domain verifiable rewards, plus length and loop shaping.
 
-What it does: the same trainer as RL1 (`botpsy.train.rl`: TRL `GRPOTrainer`, `loss_type="dapo"`,
+What it does: the same trainer as RL1 (`botpsy.train.dapo`: TRL `GRPOTrainer`, `loss_type="dapo"`,
 clip-higher 0.28, truncated completions masked, dynamic sampling) on a mixture of verifiable
 domains from `botpsy.data.verifiable` — arithmetic word problems, multiple choice, small code
 tasks run in a sandbox, IFBench-style constraints, JSON against a schema and multi-turn tool use
@@ -30,10 +30,10 @@ from pathlib import Path
 from botpsy.data.verifiable import Item, mixture, score
 from botpsy.protocol.formats import ChatFormat
 from botpsy.train.common import load_policy
+from botpsy.train.dapo import train_dapo
 from botpsy.train.dapo_config import DAPOConfig
-from botpsy.train.mopd import parse_pairs
+from botpsy.train.distill import parse_pairs
 from botpsy.train.rewards import loop_penalty, overlong_penalty
-from botpsy.train.rl import train_dapo
 
 
 @dataclass(frozen=True)

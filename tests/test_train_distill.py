@@ -40,7 +40,7 @@ def toks():
 
 def test_teacher_with_other_tokenizer_is_refused(toks, tmp_path):
     from botpsy.train.common import TokenizerMismatch, check_same_tokenizer
-    from botpsy.train.mopd import load_teachers
+    from botpsy.train.distill import load_teachers
 
     student_tok, other_tok = toks
     check_same_tokenizer(student_tok, student_tok, "same")  # no error
@@ -55,7 +55,7 @@ def test_teacher_with_other_tokenizer_is_refused(toks, tmp_path):
 
 
 def test_teacher_sources_need_one_per_skill():
-    from botpsy.train.mopd import MOPDConfig, teacher_sources
+    from botpsy.train.distill import MOPDConfig, teacher_sources
 
     assert set(teacher_sources(MOPDConfig())) == {"tool_use", "reasoning", "instruction_following"}
     with pytest.raises(ValueError, match="one teacher per skill"):
@@ -69,7 +69,7 @@ def test_routed_loss_is_each_rows_kl_to_its_own_teacher(toks, tmp_path):
     from trl import DistillationConfig
 
     from botpsy.train.common import cpu_args
-    from botpsy.train.mopd import make_routed_trainer
+    from botpsy.train.distill import make_routed_trainer
 
     tok = toks[0]
     student = _llama(tok, 0)
