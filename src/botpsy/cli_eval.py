@@ -1,4 +1,4 @@
-"""`botpsy eval bfcl | ifbench | tau2 | report`: the peer suites and the comparison report.
+"""`botpsy eval bfcl | ifbench | tau2 | report | compare`: the peer suites and the comparisons.
 
 `register(eval_subparsers)` adds the sub-commands to the `botpsy eval` group built in `cli.py`.
 Each command takes `--model` once per model to compare (`oracle`, `embedded`, a .gguf, a model
@@ -9,6 +9,7 @@ with `--json` prints one JSON object as its last line.
     botpsy eval ifbench --model embedded --limit 50
     botpsy eval tau2 --backend oracle --domains retail,airline,telecom
     botpsy eval report --model embedded --model runs/tiny/model.gguf --out reports/compare
+    botpsy eval compare DIR_A/worlds-all-A.jsonl DIR_B/worlds-all-B.jsonl
 
 Each command imports its suite inside its `cmd_*` function, as in `cli.py`: building the parser
 loads no evaluator.
@@ -329,6 +330,29 @@ def cmd_report(a) -> int:
     return 0
 
 
+# ---- compare ----------------------------------------------------------------------------------
+
+
+def cmd_compare(a) -> int:
+    from botpsy.eval.paired import RowsError, compare, load_rows, markdown, to_json
+
+    try:
+        rows_a, rows_b = load_rows(a.a), load_rows(a.b)
+        paired = compare(rows_a, rows_b)
+    except RowsError as e:
+        raise UsageError(str(e)) from None
+    label_a, label_b = a.label_a or Path(a.a).stem, a.label_b or Path(a.b).stem
+    only_a, only_b = len(rows_a.keys() - rows_b.keys()), len(rows_b.keys() - rows_a.keys())
+    console, printer = _consoles()
+    if a.json:
+        _say(printer, json.dumps(to_json(paired, label_a, label_b, only_a, only_b)))
+        return 0
+    _say(printer, markdown(paired, label_a, label_b))
+    if only_a or only_b:
+        _say(console, f"left out: {only_a} tasks only in A, {only_b} only in B")
+    return 0
+
+
 def _slug(text: str) -> str:
     from botpsy.eval.runs import slug
 
@@ -401,6 +425,17 @@ def register(eval_subparsers) -> None:
     sp.add_argument("--temperature", type=float, default=0.0)
     _common(sp, 256)
     sp.set_defaults(fn=cmd_report)
+
+    sp = eval_subparsers.add_parser(
+        "compare",
+        help="two models' per-task rows (eval worlds --out): wins, losses, sign test, per world and kind",
+    )
+    sp.add_argument("a", help="per-task .jsonl of model A")
+    sp.add_argument("b", help="per-task .jsonl of model B (the same tasks)")
+    sp.add_argument("--label-a", help="name for A (default: the file name)")
+    sp.add_argument("--label-b", help="name for B")
+    sp.add_argument("--json", action="store_true", help="one JSON object instead of markdown")
+    sp.set_defaults(fn=cmd_compare)
 
     sp = eval_subparsers.add_parser(
         "tau2", help="τ²-bench with the official data and evaluator (gold replay)"
