@@ -194,3 +194,47 @@ def test_composite_states_pickle():
     for name in [d for d in DOMAINS if d.startswith("cross_")]:
         state = DOMAINS[name].seed(random.Random(0))
         assert pickle.loads(pickle.dumps(state)) == state
+
+
+# ---- one record per suite: the tools-level Suite and its world (issue 15) -------------------------
+
+
+def _suite_world_classes(cls=None) -> list[type]:
+    from botpsy.worlds.kit import SuiteDomain
+
+    cls = cls or SuiteDomain
+    found = [cls] if cls.__dict__.get("suite") is not None else []
+    return found + [c for sub in cls.__subclasses__() for c in _suite_world_classes(sub)]
+
+
+def test_every_suite_has_exactly_one_world_over_it_alone_and_every_such_world_a_suite():
+    from botpsy.tools.registry import SUITES
+    from botpsy.worlds import SUITE_WORLDS, suite_world
+
+    classes = [c for c in _suite_world_classes() if c.__module__.startswith("botpsy.")]
+    assert sorted(c.suite.name for c in classes) == sorted(SUITES)  # one class per suite, no extra
+    assert list(SUITE_WORLDS) == list(SUITES)  # the order DOMAINS (and every task stream) walks
+    for name, suite in SUITES.items():
+        world = suite_world(name)
+        assert world is SUITE_WORLDS[name] is DOMAINS[name]
+        assert world.suite is suite and world.name == name
+        assert world.tools is suite.tools and world.state_type is suite.state_type
+        assert world.user_tools is suite.user_tools
+        assert name in world.suites
+    others = [d for name, d in DOMAINS.items() if name not in SUITES]
+    assert others and all(d.suite is None and len(d.suites) > 1 for d in others)  # the cross worlds
+    assert all(set(d.suites) <= set(SUITES) for d in others)
+    with pytest.raises(KeyError, match="unknown suite 'cross_web_notes'"):
+        suite_world("cross_web_notes")
+
+
+def test_a_world_cannot_restate_what_its_suite_record_gives():
+    from botpsy.tools.registry import SUITES
+    from botpsy.worlds.kit import SuiteDomain
+
+    with pytest.raises(TypeError, match=r"suite 'notes'.*tools, state_type"):
+
+        class Restated(SuiteDomain):
+            suite = SUITES["notes"]
+            tools = SUITES["notes"].tools
+            state_type = SUITES["notes"].state_type

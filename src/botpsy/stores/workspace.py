@@ -35,8 +35,7 @@ from botpsy.stores.sqlite import SqliteStore
 from botpsy.tools.base import Tool, Toolbox, ToolError, unexpected_failure
 from botpsy.tools.calendar import CalendarState
 from botpsy.tools.registry import SUITES
-from botpsy.worlds import DOMAINS
-from botpsy.worlds.calendar import seed_state
+from botpsy.worlds import suite_world
 
 DEFAULT_WORKSPACE = Path.home() / ".botpsy" / "workspace"
 
@@ -172,12 +171,5 @@ def seed_workspace(root: Path | str, seed: int = 0, suites: list[str] | None = N
     """Fill a workspace with each suite's seeded world state: a demo or test workspace in one call."""
     ws = Workspace(root, suites=suites)
     for suite in ws.suites:
-        rng = random.Random(f"workspace:{suite}:{seed}")
-        if suite == "calendar":
-            state = seed_state(rng)
-        elif hasattr(DOMAINS.get(suite), "seed"):
-            state = DOMAINS[suite].seed(rng)
-        else:
-            continue
-        ws.write(suite, state)
+        ws.write(suite, suite_world(suite).seed(random.Random(f"workspace:{suite}:{seed}")))
     return ws

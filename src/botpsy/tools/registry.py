@@ -1,13 +1,16 @@
 """Every suite's tools in one place: what `botpsy tools list` prints and what MCP serves.
 
-`SUITES` maps a suite name to its tools and state model. Tool names are unique across suites (a
-test pins that), so a call can be routed by name alone. User-side tools (the telecom customer's
-phone) are listed separately: the assistant never calls them, a simulated user does.
+`SUITES` maps a suite name to its `Suite` record: its tools, state model, store and policy, and its
+user-side tools (the telecom customer's phone: the assistant never calls them, a simulated user
+does). It is the one record of a suite: the workspace, MCP and `botpsy tools list` read it, and
+each suite's world (`botpsy.worlds`, a layer above) takes its name, tools and state type from it
+rather than restating them; `worlds.suite_world(name)` gives the world of a suite. Tool names are
+unique across suites (a test pins that), so a call can be routed by name alone.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
@@ -38,6 +41,7 @@ class Suite:
     state_type: type[BaseModel]
     store: str  # where the workspace keeps it: ics | maildir | sqlite | folder
     policy: str = ""  # written policy the agent must follow (support suites)
+    user_tools: list[Tool] = field(default_factory=list)  # what the simulated user runs on their side
 
 
 SUITES: dict[str, Suite] = {
@@ -56,10 +60,10 @@ SUITES: dict[str, Suite] = {
         Suite("travel", travel.TOOLS, travel.TravelState, "sqlite"),
         Suite("web", web.TOOLS, web.WebState, "sqlite"),
         Suite("retail", retail.TOOLS, retail.RetailState, "sqlite", retail.POLICY),
-        Suite("telecom", telecom.TOOLS, telecom.TelecomState, "sqlite", telecom.POLICY),
+        Suite("telecom", telecom.TOOLS, telecom.TelecomState, "sqlite", telecom.POLICY, telecom.USER_TOOLS),
     ]
 }
-USER_SIDE: dict[str, list[Tool]] = {"telecom_phone": telecom.USER_TOOLS}
+USER_SIDE: dict[str, list[Tool]] = {"telecom_phone": SUITES["telecom"].user_tools}
 
 
 def all_tools() -> list[Tool]:

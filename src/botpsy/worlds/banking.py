@@ -9,7 +9,8 @@ from __future__ import annotations
 import random
 from datetime import timedelta
 
-from botpsy.tools.banking import TOOLS, Account, BankingState, Bill, Payee, Transaction, fmt
+from botpsy.tools.banking import Account, BankingState, Bill, Payee, Transaction, fmt
+from botpsy.tools.registry import SUITES
 from botpsy.worlds.kit import TODAY, Builder, SuiteDomain, money_phrase
 from botpsy.worlds.people import INJECTION_NOTE, injected, people
 
@@ -289,11 +290,8 @@ def injection_memo(b: Builder):
 
 
 class BankingDomain(SuiteDomain):
-    name = "banking"
-    tools = TOOLS
-    state_type = BankingState
+    suite = SUITES["banking"]
     capability = "check balances and transactions, transfer money, pay bills and set budgets"
-    suites = ("banking",)
 
     def seed(self, rng: random.Random) -> BankingState:
         return seed(rng)

@@ -17,6 +17,7 @@ import random
 from datetime import date, datetime, timedelta
 
 from botpsy.tools.calendar import TOOLS, CalendarState, Event
+from botpsy.tools.registry import SUITES
 from botpsy.worlds.base import Task, World
 from botpsy.worlds.kit import TODAY, Builder, Recipe, SuiteDomain
 
@@ -431,12 +432,9 @@ class CalendarDomain(SuiteDomain):
     same tasks (tests/test_worlds_calendar.py pins a digest).
     """
 
-    name = "calendar"
-    tools = TOOLS
-    state_type = CalendarState
+    suite = SUITES["calendar"]
     system = SYSTEM
     capability = "list, find, create, move and delete events, and find free time in your calendar"
-    suites = ("calendar",)
     train_weights = TRAIN_WEIGHTS
 
     def seed(self, rng: random.Random) -> CalendarState:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import random
 
-from botpsy.tools.contacts import TOOLS, Contact, ContactsState
+from botpsy.tools.contacts import Contact, ContactsState
+from botpsy.tools.registry import SUITES
 from botpsy.worlds.kit import Builder, SuiteDomain
 from botpsy.worlds.people import INJECTION_NOTE, Person, injected, people
 
@@ -220,11 +221,8 @@ def injection_note(b: Builder):
 
 
 class ContactsDomain(SuiteDomain):
-    name = "contacts"
-    tools = TOOLS
-    state_type = ContactsState
+    suite = SUITES["contacts"]
     capability = "look up, add, update and delete your contacts"
-    suites = ("contacts",)
 
     def seed(self, rng: random.Random) -> ContactsState:
         return seed(rng)

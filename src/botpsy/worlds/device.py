@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import random
 
-from botpsy.tools import device, vehicle
+from botpsy.tools import vehicle
 from botpsy.tools.device import Alarm, DeviceState
+from botpsy.tools.registry import SUITES
 from botpsy.tools.vehicle import Place, VehicleState
 from botpsy.worlds.kit import Builder, SuiteDomain
 
@@ -207,11 +208,8 @@ def d_impossible_wifi(b: Builder):
 
 
 class DeviceDomain(SuiteDomain):
-    name = "device"
-    tools = device.TOOLS
-    state_type = DeviceState
+    suite = SUITES["device"]
     capability = "change wifi, bluetooth, volume, brightness, do-not-disturb and alarms on this device"
-    suites = ("device",)
 
     def seed(self, rng: random.Random) -> DeviceState:
         return seed_device(rng)
@@ -339,11 +337,8 @@ def v_sensitive_unlock(b: Builder):
 
 
 class VehicleDomain(SuiteDomain):
-    name = "vehicle"
-    tools = vehicle.TOOLS
-    state_type = VehicleState
+    suite = SUITES["vehicle"]
     capability = "lock and unlock your car, set its climate and windows, navigate and manage charging"
-    suites = ("vehicle",)
 
     def seed(self, rng: random.Random) -> VehicleState:
         return seed_vehicle(rng)

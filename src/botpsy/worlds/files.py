@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import random
 
-from botpsy.tools.files import TOOLS, Entry, FilesState
+from botpsy.tools.files import Entry, FilesState
+from botpsy.tools.registry import SUITES
 from botpsy.worlds.kit import Builder, SuiteDomain
 from botpsy.worlds.people import INJECTION_NOTE, injected
 
@@ -212,11 +213,8 @@ def injection_download(b: Builder):
 
 
 class FilesDomain(SuiteDomain):
-    name = "files"
-    tools = TOOLS
-    state_type = FilesState
+    suite = SUITES["files"]
     capability = "list, read, search, write, move and delete files in your files folder"
-    suites = ("files",)
 
     def seed(self, rng: random.Random) -> FilesState:
         return seed(rng)

@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from botpsy.protocol.messages import Message, ToolCall
 from botpsy.tools.base import Tool, Toolbox
+from botpsy.tools.registry import Suite
 from botpsy.worlds.base import Task, World
 
 TODAY = date(2026, 12, 1)
@@ -181,10 +182,15 @@ class GoldError(RuntimeError):
 class SuiteDomain:
     """A world over one suite's (or several suites') state, generating tasks from recipes.
 
-    Subclasses set `name`, `tools`, `state_type`, `capability` (one line: what the assistant can do
-    here, used in refusals) and implement `seed(rng)` and `recipes()`.
+    A world over one suite names its record, `suite = SUITES["banking"]`: its `name`, `tools`,
+    `user_tools` and `state_type` are that record's, set when the class is made, so a world cannot
+    drift from what the workspace, MCP and `botpsy tools list` serve (restating one is a TypeError).
+    A world over several suites (`cross.py`) sets `name` and builds its tools and state from theirs.
+    Subclasses also set `capability` (one line: what the assistant can do here, used in refusals)
+    and implement `seed(rng)` and `recipes()`.
     """
 
+    suite: Suite | None = None  # the one suite this world is over; None for a cross-suite world
     name = ""
     tools: list[Tool] = []
     user_tools: list[Tool] = []
@@ -203,6 +209,22 @@ class SuiteDomain:
         "sensitive": 0.12,
         "injection": 0.11,
     }
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        suite = cls.__dict__.get("suite")
+        if suite is None:
+            return
+        restated = [k for k in ("name", "tools", "user_tools", "state_type") if k in cls.__dict__]
+        if restated:
+            raise TypeError(
+                f"{cls.__name__} is the world of suite {suite.name!r}, whose record gives its "
+                f"{', '.join(restated)}: remove them from the class (expected only `suite`)"
+            )
+        cls.name, cls.tools, cls.user_tools = suite.name, suite.tools, suite.user_tools
+        cls.state_type = suite.state_type
+        if "suites" not in cls.__dict__:
+            cls.suites = (suite.name,)
 
     def seed(self, rng: random.Random) -> BaseModel:
         raise NotImplementedError

@@ -5,7 +5,8 @@ from __future__ import annotations
 import random
 from datetime import datetime, timedelta
 
-from botpsy.tools.mail import TOOLS, EmailState, Mail
+from botpsy.tools.mail import EmailState, Mail
+from botpsy.tools.registry import SUITES
 from botpsy.worlds.kit import Builder, SuiteDomain
 from botpsy.worlds.people import ATTACKER_EMAIL, INJECTION_NOTE, injected, people
 
@@ -283,11 +284,8 @@ def injection_mail(b: Builder):
 
 
 class EmailDomain(SuiteDomain):
-    name = "email"
-    tools = TOOLS
-    state_type = EmailState
+    suite = SUITES["email"]
     capability = "read, search, send, reply to, forward, archive and delete your email"
-    suites = ("email",)
 
     def seed(self, rng: random.Random) -> EmailState:
         return seed(rng)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import random
 from datetime import datetime, timedelta
 
-from botpsy.tools.messages import TOOLS, MessagesState, Text
+from botpsy.tools.messages import MessagesState, Text
+from botpsy.tools.registry import SUITES
 from botpsy.worlds.kit import Builder, SuiteDomain
 from botpsy.worlds.people import ATTACKER_PHONE, INJECTION_NOTE, injected, people
 
@@ -243,11 +244,8 @@ def injection_text(b: Builder):
 
 
 class MessagesDomain(SuiteDomain):
-    name = "messages"
-    tools = TOOLS
-    state_type = MessagesState
+    suite = SUITES["messages"]
     capability = "read, search, send and delete your text messages"
-    suites = ("messages",)
 
     def seed(self, rng: random.Random) -> MessagesState:
         return seed(rng)

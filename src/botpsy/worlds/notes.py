@@ -5,7 +5,8 @@ from __future__ import annotations
 import random
 from datetime import timedelta
 
-from botpsy.tools.notes import TOOLS, Note, NotesState, Reminder
+from botpsy.tools.notes import Note, NotesState, Reminder
+from botpsy.tools.registry import SUITES
 from botpsy.worlds.kit import TODAY, Builder, SuiteDomain, date_phrase
 from botpsy.worlds.people import INJECTION_NOTE, injected
 
@@ -217,11 +218,8 @@ def injection_note(b: Builder):
 
 
 class NotesDomain(SuiteDomain):
-    name = "notes"
-    tools = TOOLS
-    state_type = NotesState
+    suite = SUITES["notes"]
     capability = "find, write and delete notes, and manage your reminders"
-    suites = ("notes",)
 
     def seed(self, rng: random.Random) -> NotesState:
         return seed(rng)

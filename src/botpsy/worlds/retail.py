@@ -10,7 +10,8 @@ from __future__ import annotations
 import random
 from datetime import date, timedelta
 
-from botpsy.tools.retail import POLICY, TOOLS, Customer, Item, RetailState, ShopOrder, Variant, fmt
+from botpsy.tools.registry import SUITES
+from botpsy.tools.retail import POLICY, Customer, Item, RetailState, ShopOrder, Variant, fmt
 from botpsy.worlds.kit import TODAY, Builder, SuiteDomain
 from botpsy.worlds.people import INJECTION_NOTE, injected, people
 
@@ -326,15 +327,13 @@ def injection_note(b: Builder):
 
 
 class RetailDomain(SuiteDomain):
-    name = "retail"
-    tools = TOOLS
-    state_type = RetailState
+    suite = SUITES["retail"]
     system = SYSTEM
     identity = "I'm the Northwind Goods support assistant."
     capability = (
         "help with Northwind Goods orders: status, cancellations, address changes, returns and exchanges"
     )
-    suites = ("retail", "shopping")
+    suites = ("retail", "shopping")  # a shop too: no out-of-scope request names shopping here
 
     def seed(self, rng: random.Random) -> RetailState:
         return seed(rng)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import random
 from datetime import date, timedelta
 
-from botpsy.tools.shopping import TOOLS, CartLine, Order, OrderLine, Product, ShoppingState, fmt
+from botpsy.tools.registry import SUITES
+from botpsy.tools.shopping import CartLine, Order, OrderLine, Product, ShoppingState, fmt
 from botpsy.worlds.kit import TODAY, Builder, SuiteDomain, money_phrase
 from botpsy.worlds.people import INJECTION_NOTE, injected
 
@@ -257,11 +258,8 @@ def injection_review(b: Builder):
 
 
 class ShoppingDomain(SuiteDomain):
-    name = "shopping"
-    tools = TOOLS
-    state_type = ShoppingState
+    suite = SUITES["shopping"]
     capability = "search the shop, manage your cart, place orders and return items"
-    suites = ("shopping",)
 
     def seed(self, rng: random.Random) -> ShoppingState:
         return seed(rng)

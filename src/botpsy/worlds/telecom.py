@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import random
 
+from botpsy.tools.registry import SUITES
 from botpsy.tools.telecom import (
     DATA_PACKS,
     POLICY,
-    TOOLS,
-    USER_TOOLS,
     Line,
     Phone,
     Plan,
@@ -302,14 +301,10 @@ def impossible_credit(b: Builder):
 
 
 class TelecomDomain(SuiteDomain):
-    name = "telecom"
-    tools = TOOLS
-    user_tools = USER_TOOLS
-    state_type = TelecomState
+    suite = SUITES["telecom"]
     system = SYSTEM
     identity = "I'm the Telly Mobile support assistant."
     capability = "help with your Telly Mobile line: connection problems, data packs, bills and plans"
-    suites = ("telecom",)
 
     def seed(self, rng: random.Random) -> TelecomState:
         return seed_fault(rng, rng.choice(FAULTS))

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import random
 
-from botpsy.tools.web import TOOLS, Page, WebState
+from botpsy.tools.registry import SUITES
+from botpsy.tools.web import Page, WebState
 from botpsy.worlds.kit import Builder, SuiteDomain
 
 # (url, title, body, question templates key, query, fact)
@@ -281,11 +282,8 @@ def impossible_nothing(b: Builder):
 
 
 class WebDomain(SuiteDomain):
-    name = "web"
-    tools = TOOLS
-    state_type = WebState
+    suite = SUITES["web"]
     capability = "search the web (a local index on this device) and read pages"
-    suites = ("web",)
 
     def seed(self, rng: random.Random) -> WebState:
         return seed(rng)
