@@ -47,6 +47,7 @@ from botpsy.engine.load import load_engine
 from botpsy.export.gguf import read_header
 from botpsy.models import resolve
 from botpsy.protocol.messages import StepTiming
+from botpsy.reports import JsonFormat, ReportWriter
 from botpsy.worlds import get_domain, make_world
 from botpsy.worlds.kit import TODAY
 
@@ -585,14 +586,9 @@ def bench_grammar(
 
 
 def write_report(results: list[BenchResult], out_dir: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "bench.json").write_text(json.dumps([asdict(r) for r in results], indent=2))
+    """`bench.{json,md,png}` in `out_dir`; the folder."""
+    writer = ReportWriter(out_dir)
+    writer.json("bench.json", [asdict(r) for r in results], JsonFormat(newline=False))
     rows = [
         "| model | GGUF MB | load s | TTFT cold ms | TTFT warm ms | prefill tok/s | decode tok/s | agent overhead | peak RSS MB | roofline |",
         "|---|---|---|---|---|---|---|---|---|---|",
@@ -622,20 +618,18 @@ def write_report(results: list[BenchResult], out_dir: Path) -> Path:
             "| time to first token, ms | " + " | ".join(f"{x:.0f}" for x in r.ttft_turns_ms) + " |",
             "| prompt share from cache | " + " | ".join(f"{x:.1%}" for x in r.cache_hit_turns) + " |",
         ]
-    (out_dir / "bench.md").write_text("\n".join(rows) + "\n")
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    names = [r.model for r in results]
-    axes[0].bar(names, [r.prefill_tok_s for r in results], label="prefill")
-    axes[0].bar(names, [r.decode_tok_s for r in results], label="decode")
-    axes[0].set_ylabel("tokens/s")
-    axes[0].legend()
-    axes[1].bar(names, [r.ttft_ms for r in results], label="cold")
-    axes[1].bar(names, [r.ttft_warm_ms for r in results], label="warm (cached prefix)")
-    axes[1].set_ylabel("time to first token, ms")
-    axes[1].legend()
-    for ax in axes:
-        ax.tick_params(axis="x", labelrotation=15)
-    fig.tight_layout()
-    fig.savefig(out_dir / "bench.png", dpi=110)
-    plt.close(fig)
-    return out_dir
+    writer.text("bench.md", "\n".join(rows) + "\n")
+    with writer.figure("bench.png", 1, 2, figsize=(10, 4), dpi=110) as (fig, axes):
+        names = [r.model for r in results]
+        axes[0].bar(names, [r.prefill_tok_s for r in results], label="prefill")
+        axes[0].bar(names, [r.decode_tok_s for r in results], label="decode")
+        axes[0].set_ylabel("tokens/s")
+        axes[0].legend()
+        axes[1].bar(names, [r.ttft_ms for r in results], label="cold")
+        axes[1].bar(names, [r.ttft_warm_ms for r in results], label="warm (cached prefix)")
+        axes[1].set_ylabel("time to first token, ms")
+        axes[1].legend()
+        for ax in axes:
+            ax.tick_params(axis="x", labelrotation=15)
+        fig.tight_layout()
+    return writer.folder

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
+from botpsy.reports import ReportWriter
+
 
 def _fmt_int(n: int) -> str:
     return f"{n:,}"
@@ -187,56 +189,51 @@ def render_markdown(run) -> str:
     return "\n".join(out)
 
 
-def write_plot(run, path: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+def write_plot(run, writer: ReportWriter, name: str) -> Path:
     kinds = list(run.files)
     ncols = 3 if run.bench else 1
-    fig, axes = plt.subplots(1, ncols, figsize=(5 * ncols, 4))
-    axes = np.atleast_1d(axes)
-    x = np.arange(len(kinds))
-    ours = [run.files[k]["gb"] for k in kinds]
-    pub = [run.files[k].get("published_gb") or 0 for k in kinds]
-    axes[0].bar(x - 0.2, ours, 0.4, label="ours (random init)")
-    axes[0].bar(x + 0.2, pub, 0.4, label="BotPsy published")
-    axes[0].set_xticks(x, kinds)
-    axes[0].set_ylabel("GGUF size, GB")
-    axes[0].set_title("size")
-    axes[0].legend()
-    if run.bench:
-        threads = sorted({r["threads"] for r in run.bench})
-        by = {(r["kind"], r["threads"]): r for r in run.bench}
-        w = 0.8 / len(threads)
-        for i, n in enumerate(threads):
-            off = (i - (len(threads) - 1) / 2) * w
-            dec = [by[(k, n)]["decode_tok_s"] if (k, n) in by else 0 for k in kinds]
-            pre = [by[(k, n)]["prefill_tok_s"] if (k, n) in by else 0 for k in kinds]
-            roof = [by[(k, n)]["roofline_tok_s"] if (k, n) in by else 0 for k in kinds]
-            axes[1].bar(x + off, dec, w, label=f"decode, {n} thr")
-            axes[1].scatter(x + off, roof, marker="_", s=300, color="k", label="roofline" if i == 0 else None)
-            axes[2].bar(x + off, pre, w, label=f"prefill, {n} thr")
-        axes[1].set_title("decode (bar) vs bandwidth roofline (line)")
-        axes[2].set_title("prefill of the agent's first turn")
-        for ax in axes[1:]:
-            ax.set_xticks(x, kinds)
-            ax.set_ylabel("tokens/s")
-            ax.legend(fontsize=8)
-    fig.suptitle(f"{run.shape_name}: random-init, real shape and vocabulary")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    with writer.figure(name, 1, ncols, figsize=(5 * ncols, 4), dpi=110) as (fig, axes):
+        axes = np.atleast_1d(axes)
+        x = np.arange(len(kinds))
+        ours = [run.files[k]["gb"] for k in kinds]
+        pub = [run.files[k].get("published_gb") or 0 for k in kinds]
+        axes[0].bar(x - 0.2, ours, 0.4, label="ours (random init)")
+        axes[0].bar(x + 0.2, pub, 0.4, label="BotPsy published")
+        axes[0].set_xticks(x, kinds)
+        axes[0].set_ylabel("GGUF size, GB")
+        axes[0].set_title("size")
+        axes[0].legend()
+        if run.bench:
+            threads = sorted({r["threads"] for r in run.bench})
+            by = {(r["kind"], r["threads"]): r for r in run.bench}
+            w = 0.8 / len(threads)
+            for i, n in enumerate(threads):
+                off = (i - (len(threads) - 1) / 2) * w
+                dec = [by[(k, n)]["decode_tok_s"] if (k, n) in by else 0 for k in kinds]
+                pre = [by[(k, n)]["prefill_tok_s"] if (k, n) in by else 0 for k in kinds]
+                roof = [by[(k, n)]["roofline_tok_s"] if (k, n) in by else 0 for k in kinds]
+                axes[1].bar(x + off, dec, w, label=f"decode, {n} thr")
+                axes[1].scatter(
+                    x + off, roof, marker="_", s=300, color="k", label="roofline" if i == 0 else None
+                )
+                axes[2].bar(x + off, pre, w, label=f"prefill, {n} thr")
+            axes[1].set_title("decode (bar) vs bandwidth roofline (line)")
+            axes[2].set_title("prefill of the agent's first turn")
+            for ax in axes[1:]:
+                ax.set_xticks(x, kinds)
+                ax.set_ylabel("tokens/s")
+                ax.legend(fontsize=8)
+        fig.suptitle(f"{run.shape_name}: random-init, real shape and vocabulary")
+        fig.tight_layout()
+    return writer.paths[-1]
 
 
 def write_shapes_report(run, report_dir: Path) -> list[Path]:
-    report_dir = Path(report_dir)
-    report_dir.mkdir(parents=True, exist_ok=True)
+    """`shapes-<shape>.{md,json,png}` in `report_dir`, in that order."""
+    writer = ReportWriter(report_dir)
     # Not Path.with_suffix: "qwen3.5-0.8b" already has a dot in it.
-    md, js, png = (report_dir / f"shapes-{run.shape_name}.{ext}" for ext in ("md", "json", "png"))
-    js.write_text(json.dumps(asdict(run), indent=2) + "\n")
-    write_plot(run, png)
-    md.write_text(render_markdown(run) + f"\n![{run.shape_name}]({png.name})\n")
-    return [md, js, png]
+    md, js, png = (f"shapes-{run.shape_name}.{ext}" for ext in ("md", "json", "png"))
+    writer.text(md, render_markdown(run) + f"\n![{run.shape_name}]({png})\n")
+    writer.json(js, asdict(run))
+    write_plot(run, writer, png)
+    return writer.paths

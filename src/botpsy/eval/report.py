@@ -19,7 +19,6 @@ use only the items every compared model solved; with nothing solved in common th
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -34,9 +33,12 @@ from botpsy.eval.ifbench import IfbenchConfig, evaluate_ifbench, sample_response
 from botpsy.eval.runs import ItemResult, failure_counts
 from botpsy.eval.world_items import evaluate_worlds_items
 from botpsy.protocol.messages import Message
+from botpsy.reports import JsonFormat, ReportWriter
 from botpsy.worlds import DOMAINS
 
 SUITES = ("bfcl", "worlds", "ifbench")
+# Labels and failure reasons may be any text, and a config may hold a path.
+JSON = JsonFormat(indent=1, ensure_ascii=False, default=str)
 
 
 @dataclass(frozen=True)
@@ -261,92 +263,77 @@ def pareto_front(points: list[tuple[float, float]]) -> list[tuple[float, float]]
 
 
 def write_plots(rep: dict[str, Any], folder: Path) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
+    writer = ReportWriter(folder)
     models = rep["models"]
     worlds = rep["suites"].get("worlds", {})
     if worlds:
-        fig, ax = plt.subplots(figsize=(6, 4.2))
-        pts = []
-        for m in models:
-            s = worlds.get(m)
-            if not s or s.get("assistant_turns") is None:
-                continue
-            x, y = s["assistant_turns"], 100 * s["success"]
-            pts.append((x, y))
-            ax.scatter([x], [y], s=60)
-            ax.annotate(m, (x, y), textcoords="offset points", xytext=(6, 4), fontsize=8)
-        front = pareto_front(pts)
-        if front:
-            ax.plot(
-                [p[0] for p in front],
-                [p[1] for p in front],
-                "--o",
-                color="gray",
-                markerfacecolor="none",
-                markersize=14,
-                label="Pareto front",
-            )
-            ax.legend(loc="center right", fontsize=8)
-        ax.set_xlabel("assistant turns per task (worlds)")
-        ax.set_ylabel("success (%)")
-        ax.set_title("Success against assistant turns")
-        ax.set_ylim(-5, 105)
-        ax.grid(alpha=0.3)
-        fig.tight_layout()
-        paths.append(folder / "success_vs_turns.png")
-        fig.savefig(paths[-1], dpi=120)
-        plt.close(fig)
+        with writer.figure("success_vs_turns.png", figsize=(6, 4.2), dpi=120) as (fig, ax):
+            pts = []
+            for m in models:
+                s = worlds.get(m)
+                if not s or s.get("assistant_turns") is None:
+                    continue
+                x, y = s["assistant_turns"], 100 * s["success"]
+                pts.append((x, y))
+                ax.scatter([x], [y], s=60)
+                ax.annotate(m, (x, y), textcoords="offset points", xytext=(6, 4), fontsize=8)
+            front = pareto_front(pts)
+            if front:
+                ax.plot(
+                    [p[0] for p in front],
+                    [p[1] for p in front],
+                    "--o",
+                    color="gray",
+                    markerfacecolor="none",
+                    markersize=14,
+                    label="Pareto front",
+                )
+                ax.legend(loc="center right", fontsize=8)
+            ax.set_xlabel("assistant turns per task (worlds)")
+            ax.set_ylabel("success (%)")
+            ax.set_title("Success against assistant turns")
+            ax.set_ylim(-5, 105)
+            ax.grid(alpha=0.3)
+            fig.tight_layout()
     rt = rep["cross"]["reasoning_tokens_per_correct"]
-    fig, ax = plt.subplots(figsize=(6.5, 4))
-    suites = list(rt)
     width = 0.8 / max(len(models), 1)
-    for i, m in enumerate(models):
-        vals = [rt[s]["by_model"].get(m) or 0 for s in suites]
-        ax.bar([j + i * width for j in range(len(suites))], vals, width, label=m)
-    ax.set_xticks([j + width * (len(models) - 1) / 2 for j in range(len(suites))])
-    ax.set_xticklabels([f"{s}\n({rt[s]['items']} items)" for s in suites])
-    ax.set_ylabel("reasoning tokens per correct answer")
-    ax.set_title("Reasoning tokens on items every model solved")
-    if not any(rt[s]["items"] for s in suites):
-        ax.text(0.5, 0.5, "no item solved by every model", transform=ax.transAxes, ha="center")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    paths.append(folder / "reasoning_tokens.png")
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
-    fig, ax = plt.subplots(figsize=(6.5, 4))
-    suites = [s for s in SUITES if s in rep["suites"]]
-    for i, m in enumerate(models):
-        vals = [100 * (headline(s, rep["suites"][s].get(m, {})) or 0) for s in suites]
-        ax.bar([j + i * width for j in range(len(suites))], vals, width, label=m)
-    ax.set_xticks([j + width * (len(models) - 1) / 2 for j in range(len(suites))])
-    ax.set_xticklabels(
-        ["BFCL overall", "worlds success", "IFBench prompt strict"][: len(suites)]
-        if suites == list(SUITES)
-        else suites
-    )
-    ax.set_ylabel("%")
-    ax.set_ylim(0, 100)
-    ax.set_title("Headline scores")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    paths.append(folder / "scores.png")
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
-    return paths
+    with writer.figure("reasoning_tokens.png", figsize=(6.5, 4), dpi=120) as (fig, ax):
+        suites = list(rt)
+        for i, m in enumerate(models):
+            vals = [rt[s]["by_model"].get(m) or 0 for s in suites]
+            ax.bar([j + i * width for j in range(len(suites))], vals, width, label=m)
+        ax.set_xticks([j + width * (len(models) - 1) / 2 for j in range(len(suites))])
+        ax.set_xticklabels([f"{s}\n({rt[s]['items']} items)" for s in suites])
+        ax.set_ylabel("reasoning tokens per correct answer")
+        ax.set_title("Reasoning tokens on items every model solved")
+        if not any(rt[s]["items"] for s in suites):
+            ax.text(0.5, 0.5, "no item solved by every model", transform=ax.transAxes, ha="center")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+    with writer.figure("scores.png", figsize=(6.5, 4), dpi=120) as (fig, ax):
+        suites = [s for s in SUITES if s in rep["suites"]]
+        for i, m in enumerate(models):
+            vals = [100 * (headline(s, rep["suites"][s].get(m, {})) or 0) for s in suites]
+            ax.bar([j + i * width for j in range(len(suites))], vals, width, label=m)
+        ax.set_xticks([j + width * (len(models) - 1) / 2 for j in range(len(suites))])
+        ax.set_xticklabels(
+            ["BFCL overall", "worlds success", "IFBench prompt strict"][: len(suites)]
+            if suites == list(SUITES)
+            else suites
+        )
+        ax.set_ylabel("%")
+        ax.set_ylim(0, 100)
+        ax.set_title("Headline scores")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+    return writer.paths
 
 
 def write_report(rep: dict[str, Any], out: Path) -> list[Path]:
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "report.json").write_text(json.dumps(rep, indent=1, ensure_ascii=False, default=str) + "\n")
-    (out / "report.md").write_text(render_markdown(rep))
-    return [out / "report.json", out / "report.md", *write_plots(rep, out / "plots")]
+    writer = ReportWriter(out)
+    writer.json("report.json", rep, JSON)
+    writer.text("report.md", render_markdown(rep))
+    return [*writer.paths, *write_plots(rep, out / "plots")]
 
 
 # ---- running ---------------------------------------------------------------------------------------

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 from botpsy.eval.metrics import reasoning_tokens_per_correct
+from botpsy.reports import JsonFormat, ReportWriter, pyplot
+
+JSON = JsonFormat(newline=False)  # as the recipe's report has always been written
 
 COLUMNS = (
     ("world success", "success"),
@@ -203,31 +204,26 @@ def effects_markdown(effects: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def plot(rows: list[dict[str, Any]], path: Path) -> bool:
+def plot(rows: list[dict[str, Any]], writer: ReportWriter, name: str) -> bool:
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        pyplot()
     except ImportError:
         return False
     keys = [(c, k) for c, k in COLUMNS[:5]]
-    fig, ax = plt.subplots(figsize=(9, 4))
-    width = 0.8 / max(len(rows), 1)
-    for i, r in enumerate(rows):
-        ax.bar(
-            [j + i * width for j in range(len(keys))],
-            [r.get(k) or 0 for _, k in keys],
-            width,
-            label=r["stage"],
-        )
-    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(keys))], [c for c, _ in keys], fontsize=8)
-    ax.set_ylim(0, 1)
-    ax.legend(fontsize=8)
-    ax.set_title("held-out figures per recipe stage")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    with writer.figure(name, figsize=(9, 4), dpi=120) as (fig, ax):
+        width = 0.8 / max(len(rows), 1)
+        for i, r in enumerate(rows):
+            ax.bar(
+                [j + i * width for j in range(len(keys))],
+                [r.get(k) or 0 for _, k in keys],
+                width,
+                label=r["stage"],
+            )
+        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(keys))], [c for c, _ in keys], fontsize=8)
+        ax.set_ylim(0, 1)
+        ax.legend(fontsize=8)
+        ax.set_title("held-out figures per recipe stage")
+        fig.tight_layout()
     return True
 
 
@@ -276,20 +272,25 @@ def write_report(
         "reasoning_tokens_per_correct_common": common,
         "stage_effects": stage_effects(rows),
     }
-    (folder / f"recipe-{preset}.json").write_text(json.dumps(report, indent=2))
-    (folder / f"recipe-{preset}.md").write_text(
-        markdown(rows, preset, common, missing) + "\n".join(wall_markdown(wall)) + ("\n" if wall else "")
+    writer = ReportWriter(folder)
+    writer.json(f"recipe-{preset}.json", report, JSON)
+    writer.text(
+        f"recipe-{preset}.md",
+        markdown(rows, preset, common, missing) + "\n".join(wall_markdown(wall)) + ("\n" if wall else ""),
     )
-    plot(rows, folder / f"recipe-{preset}.png")
+    plot(rows, writer, f"recipe-{preset}.png")
     return report
 
 
 REPORTED_PRESETS = {"tiny", "scale"}  # their reports are copied to reports/ (micro is CI scratch)
 
 
-def copy_report(folder: Path, preset: str, reports: Path = Path("reports")) -> None:
-    if preset in REPORTED_PRESETS:
-        reports.mkdir(parents=True, exist_ok=True)
-        for ext in ("json", "md", "png"):
-            if (folder / f"recipe-{preset}.{ext}").exists():
-                shutil.copy(folder / f"recipe-{preset}.{ext}", reports / f"recipe-{preset}.{ext}")
+def copy_report(folder: Path, preset: str, reports: Path = Path("reports")) -> list[Path]:
+    """The recipe report's files, byte for byte, into `reports/` (tiny and scale only); the paths copied."""
+    if preset not in REPORTED_PRESETS:
+        return []
+    writer = ReportWriter(reports)
+    for ext in ("json", "md", "png"):
+        if (folder / f"recipe-{preset}.{ext}").exists():
+            writer.copy(folder / f"recipe-{preset}.{ext}")
+    return writer.paths

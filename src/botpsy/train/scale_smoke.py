@@ -28,6 +28,7 @@ from typing import Any
 
 from botpsy.bench.device import peak_rss_mb, reset_peak_rss
 from botpsy.export.shapes import build_shape_model
+from botpsy.reports import ReportWriter
 from botpsy.train.presets import STAGES, _apply, resolve
 from botpsy.train.runner import train_stage
 
@@ -200,9 +201,9 @@ def report_header(model: Path, steps: int, minutes: float) -> dict[str, Any]:
 
 
 def write_report(report: dict[str, Any], out: Path) -> dict[str, Any]:
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "scale-smoke.json").write_text(json.dumps(report, indent=2) + "\n")
-    (out / "scale-smoke.md").write_text(markdown(report))
+    writer = ReportWriter(out)
+    writer.json("scale-smoke.json", report)
+    writer.text("scale-smoke.md", markdown(report))
     return report
 
 
