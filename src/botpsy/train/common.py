@@ -224,3 +224,14 @@ def train(trainer, out_dir: Path, stage: str, log=print):
             f"--set, or enable vLLM rollouts on GPUs ({stage}.use_vllm=true). The run resumes from its last "
             "checkpoint when restarted."
         ) from e
+
+
+def parse_pairs(pairs: tuple[str, ...], what: str) -> dict[str, str]:
+    """`("a=1", "b=x")` -> {"a": "1", "b": "x"}: the key=value lists of the stage configs."""
+    out = {}
+    for p in pairs:
+        key, sep, value = p.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise ValueError(f"{what} entries are 'key=value', got {p!r}")
+        out[key.strip()] = value.strip()
+    return out

@@ -44,6 +44,7 @@ from botpsy.train.common import (
     cpu_args,
     load_policy,
     lora_config,
+    parse_pairs,
     save_checkpoint,
     time_budget_callback,
     train,
@@ -90,16 +91,6 @@ class MOPDConfig(OnPolicyConfig):
     specialist_steps: int = field(
         default=8, metadata={"help": "RL steps of each 'rl:SOURCE' specialist teacher"}
     )
-
-
-def parse_pairs(pairs: tuple[str, ...], what: str) -> dict[str, str]:
-    out = {}
-    for p in pairs:
-        key, sep, value = p.partition("=")
-        if not sep or not key.strip() or not value.strip():
-            raise ValueError(f"{what} entries are 'key=value', got {p!r}")
-        out[key.strip()] = value.strip()
-    return out
 
 
 def teacher_sources(cfg: MOPDConfig) -> dict[str, str]:

@@ -21,7 +21,8 @@ import yaml
 from botpsy.data.mix import domain_weights
 from botpsy.data.public import check_specs
 from botpsy.data.verifiable import DOMAIN_SKILL
-from botpsy.train.distill import MOPDConfig, parse_pairs, teacher_sources
+from botpsy.train.common import parse_pairs
+from botpsy.train.distill import MOPDConfig, teacher_sources
 from botpsy.train.heldout import EvalSpec
 from botpsy.train.rl_tools import RL1Config
 from botpsy.train.rl_verifiable import RL2Config

@@ -29,10 +29,9 @@ from pathlib import Path
 
 from botpsy.data.verifiable import Item, mixture, score
 from botpsy.protocol.formats import ChatFormat
-from botpsy.train.common import load_policy
+from botpsy.train.common import load_policy, parse_pairs
 from botpsy.train.dapo import train_dapo
 from botpsy.train.dapo_config import DAPOConfig
-from botpsy.train.distill import parse_pairs
 from botpsy.train.rewards import loop_penalty, overlong_penalty
 
 
