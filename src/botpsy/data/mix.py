@@ -80,7 +80,7 @@ def domain_weights(domains: tuple[str, ...]) -> dict[str, int]:
             raise ValueError(
                 f"sft.domains: unknown world domain {name!r}; known: all, {', '.join(sorted(DOMAINS))}"
             )
-        out[name] = int(w) if sep else max(out.get(name, 1), 1)
+        out[name] = int(w) if sep else out.get(name, 1)
     if not out:
         raise ValueError("sft.domains is empty: name at least one world, or all")
     return out

@@ -30,7 +30,7 @@ from botpsy.data.public import dataset_examples
 from botpsy.data.sft import mix_examples, write_jsonl
 from botpsy.export.lora_gguf import gguf_arch, write_lora_gguf
 from botpsy.protocol.formats import IM_END, ChatFormat
-from botpsy.train.common import TimeBudget, device_args, load_base
+from botpsy.train.common import TimeBudget, device_args, load_base, lora_config
 from botpsy.train.presets import resolve
 from botpsy.train.sft_config import SFTStageConfig
 
@@ -89,7 +89,7 @@ def make_trainer_class():
 def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
     import torch
     from datasets import Dataset
-    from peft import LoraConfig, PeftModel, get_peft_model
+    from peft import PeftModel, get_peft_model
     from trl import SFTConfig, SFTTrainer
 
     init = adapter_folder(cfg.init_adapter) if cfg.init_adapter else None  # fail before any work
@@ -133,16 +133,7 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
         lora = model.peft_config["default"]
         log(f"continuing from {init} (LoRA r {lora.r}, alpha {lora.lora_alpha})")
     else:
-        model = get_peft_model(
-            model,
-            LoraConfig(
-                r=cfg.lora_r,
-                lora_alpha=cfg.lora_alpha,
-                lora_dropout=0.0,
-                target_modules=list(cfg.lora_targets),
-                task_type="CAUSAL_LM",
-            ),
-        )
+        model = get_peft_model(model, lora_config(cfg.lora_r, cfg.lora_alpha, cfg.lora_targets))
     args = SFTConfig(
         output_dir=str(out_dir / "checkpoints"),
         per_device_train_batch_size=cfg.batch_size,
