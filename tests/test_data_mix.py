@@ -8,7 +8,15 @@ import pytest
 
 from botpsy.agent.detectors import action_claims
 from botpsy.agent.loop import declined_result
-from botpsy.data.mix import MixConfig, declined_variant, domain_list, mix_conversations, vary
+from botpsy.data.mix import (
+    MixConfig,
+    declined_variant,
+    domain_list,
+    mix_conversations,
+    pick_tasks,
+    task_weights,
+    vary,
+)
 from botpsy.data.synthetic_tools import synthetic_conversation
 from botpsy.worlds import DOMAINS, get_domain
 
@@ -133,3 +141,61 @@ def test_a_world_weight_gives_it_that_many_turns_in_the_round_robin():
 def test_bad_domain_entries_fail_with_what_is_known(domains, msg):
     with pytest.raises(ValueError, match=msg):
         domain_list(domains)
+
+
+def _first_calls(convs, writing):
+    """(requests, requests whose first assistant turn calls a tool that writes) over world conversations."""
+    n = w = 0
+    for c in convs:
+        for i, m in enumerate(c.messages):
+            if m.role != "user":
+                continue
+            reply = next((x for x in c.messages[i + 1 :] if x.role == "assistant"), None)
+            n += 1
+            w += bool(reply and reply.tool_calls and reply.tool_calls[0].name in writing)
+    return n, w
+
+
+def test_task_weights_shift_the_mix_toward_writes():
+    writing = {t.name for d in DOMAINS for t in get_domain(d).tools if t.labels.mutates or t.labels.egress}
+    plain = weighted = (0, 0)
+    for seed in (6, 7, 8):
+        a = _first_calls(mix_conversations(42, seed=seed, cfg=MixConfig(synthetic_share=0)), writing)
+        cfg = MixConfig(synthetic_share=0, task_weights=("writes=8",))
+        b = _first_calls(mix_conversations(42, seed=seed, cfg=cfg), writing)
+        plain, weighted = (plain[0] + a[0], plain[1] + a[1]), (weighted[0] + b[0], weighted[1] + b[1])
+    assert weighted[1] / weighted[0] > 1.5 * plain[1] / plain[0]
+
+
+def test_all_weights_one_leave_the_stream_as_it_was():
+    as_json = lambda convs: [[m.to_openai() for m in c.messages] for c in convs]  # noqa: E731
+    plain = mix_conversations(8, seed=2)
+    ones = mix_conversations(8, seed=2, cfg=MixConfig(task_weights=("single=1", "writes=1")))
+    assert as_json(plain) == as_json(ones)
+
+
+def test_a_zero_weight_kind_is_never_picked():
+    pool = get_domain("calendar").generate(40, 11, "train")
+    assert any(t.kind == "no_call" for t in pool)
+    rng = random.Random(0)
+    for _ in range(20):
+        picked = pick_tasks(pool, 3, {"no_call": 0.0}, set(), rng)
+        assert len(picked) == 3 and len({t.id for t in picked}) == 3
+        assert all(t.kind != "no_call" for t in picked)
+    only_zero = [t for t in pool if t.kind == "no_call"]
+    assert pick_tasks(only_zero, 3, {"no_call": 0.0}, set(), rng) == []
+
+
+@pytest.mark.parametrize(
+    "entries,msg",
+    [
+        (("chitchat=2",), "unknown key 'chitchat'"),
+        (("single",), "needs a weight"),
+        (("writes=-1",), ">= 0"),
+        (("parallel=lots",), ">= 0"),
+        (("single=nan",), ">= 0"),
+    ],
+)
+def test_bad_task_weights_fail_with_what_is_known(entries, msg):
+    with pytest.raises(ValueError, match=msg):
+        task_weights(entries)

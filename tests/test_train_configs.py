@@ -35,6 +35,7 @@ def test_sft_help_moved_from_comments_keeps_fields_and_defaults():
         ("synthetic_share", 0.15),
         ("vary_share", 0.5),
         ("resolve_dates", True),
+        ("task_weights", ()),
         ("seed", 0),
         ("lora_r", 16),
         ("lora_alpha", 32),

@@ -18,6 +18,13 @@ request, `agent.retrieval`) instead of the world's own tools (what `eval worlds`
 request gets the tools the agent would add to its turn (`retrieval.more_tools`); one whose tools
 the runtime would still not show is dropped, as the runtime could not serve it either.
 
+Balance: the worlds draw their task kinds at random and most of them begin with a search, so a
+model trained on the plain stream learns "look it up first" even for "Add a dentist appointment…".
+`task_weights` (e.g. `parallel=2,no_call=0.5,writes=3`) reweights which of a larger pool of a
+world's train tasks a conversation gets: by task kind, and `writes` for a task whose first gold
+call changes the user's data or sends something. All weights 1 (the default) leaves the stream as
+it was.
+
 Phrasing: training requests come from the worlds' train templates (disjoint from evaluation's)
 and are varied here at the surface — a polite lead or tail, lower case, one typo in a word that no
 gold argument contains — so a new wording of a known request is not a new request to the model.
@@ -25,6 +32,7 @@ gold argument contains — so a new wording of a known request is not a new requ
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass, field
 from datetime import date
@@ -38,7 +46,7 @@ from botpsy.protocol.messages import Message
 from botpsy.tools.base import Tool
 from botpsy.tools.registry import all_tools
 from botpsy.worlds import DOMAINS, get_domain
-from botpsy.worlds.base import Task
+from botpsy.worlds.base import ALL_TASK_KINDS, Task
 from botpsy.worlds.kit import SYSTEM, TODAY
 
 
@@ -54,6 +62,8 @@ class MixConfig:
     synthetic_share: float = 0.15  # conversations over procedurally generated unseen tools
     vary_share: float = 0.5  # requests given a surface variation (lead, tail, case, typo)
     resolve_dates: bool = True  # append the agent's "(resolved: …)" line, as the runtime does
+    task_weights: tuple[str, ...] = ()  # "kind=W" or "writes=W" entries (see `task_weights`)
+    pool: int = 8  # with task weights, each conversation picks from pool × per_conversation tasks
 
 
 @dataclass
@@ -90,6 +100,58 @@ def domain_list(domains: tuple[str, ...]) -> list[str]:
     """The round-robin order: each world as many times as its weight, in the worlds' order."""
     weights = domain_weights(domains)
     return [d for d in sorted(weights, key=list(DOMAINS).index) for _ in range(weights[d])]
+
+
+WEIGHT_KEYS = (*ALL_TASK_KINDS, "writes")
+
+
+def task_weights(entries: tuple[str, ...]) -> dict[str, float]:
+    """Task kind (or "writes") -> weight from "key=W" entries; keys not named weigh 1. Unknown keys and
+    weights that are not numbers >= 0 fail with the known keys."""
+    out: dict[str, float] = {}
+    for entry in entries:
+        key, sep, w = (s.strip() for s in entry.partition("="))
+        if key not in WEIGHT_KEYS:
+            raise ValueError(f"sft.task_weights: unknown key {key!r}; known: {', '.join(WEIGHT_KEYS)}")
+        try:
+            weight = float(w) if sep else math.nan
+        except ValueError:
+            weight = math.nan
+        if not weight >= 0:  # also catches nan
+            raise ValueError(f"sft.task_weights: {key} needs a weight, a number >= 0, got {w!r}")
+        out[key] = weight
+    return out
+
+
+def _writes_first(task: Task, writing: set[str]) -> bool:
+    calls = task.gold_calls
+    return bool(calls) and calls[0].name in writing
+
+
+def pick_tasks(
+    pool: list[Task], k: int, weights: dict[str, float], writing: set[str], rng: random.Random
+) -> list[Task]:
+    """`k` tasks drawn from `pool` without replacement, each as likely as its weight (the product of
+    its kind's and, when its first gold call writes, the "writes" weight); zero-weight tasks never."""
+
+    def weight(t: Task) -> float:
+        w = weights.get(t.kind, 1.0)
+        return w * weights.get("writes", 1.0) if _writes_first(t, writing) else w
+
+    left = [(t, weight(t)) for t in pool]
+    out: list[Task] = []
+    while left and len(out) < k:
+        total = sum(w for _, w in left)
+        if total <= 0:
+            break
+        x, acc = rng.random() * total, 0.0
+        for i, (t, w) in enumerate(left):
+            acc += w
+            if x < acc or i == len(left) - 1:
+                out.append(t)
+                del left[i]
+                break
+    return out
 
 
 LEADS = ["Hey, ", "Please ", "Hi botpsy, ", "Quick one: ", "Could you ", "Can you please "]
@@ -153,7 +215,13 @@ def world_conversation(
     name: str, rng: random.Random, seed: int, cfg: MixConfig, today: date | None
 ) -> Conversation | None:
     domain = get_domain(name)
-    tasks = domain.generate(cfg.per_conversation, seed, "train")
+    weights = task_weights(cfg.task_weights)
+    if any(w != 1 for w in weights.values()):
+        pool = domain.generate(cfg.per_conversation * cfg.pool, seed, "train")
+        writing = {t.name for t in domain.tools if t.labels.mutates or t.labels.egress}
+        tasks = pick_tasks(pool, cfg.per_conversation, weights, writing, rng)
+    else:
+        tasks = domain.generate(cfg.per_conversation, seed, "train")
     if not tasks:
         return None
     confirm = {t.name for t in domain.tools if t.labels.needs_confirmation}

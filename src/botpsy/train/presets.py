@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from botpsy.data.mix import domain_weights
+from botpsy.data.mix import domain_weights, task_weights
 from botpsy.data.public import check_specs
 from botpsy.data.verifiable import DOMAIN_SKILL
 from botpsy.train.common import parse_pairs
@@ -147,6 +147,7 @@ def validate_domains(resolved: dict[str, Any], spec) -> None:
     worlds = list(spec.world_domains)
     if "sft" in resolved:
         domain_weights(resolved["sft"]["config"].domains)  # "world=W" weights; fails on a bad name or weight
+        task_weights(resolved["sft"]["config"].task_weights)  # "kind=W" weights, likewise
     if "rl1" in resolved:
         worlds += list(resolved["rl1"]["config"].domains)
     bad = sorted({w for w in worlds if w not in DOMAINS})

@@ -213,6 +213,7 @@ def mix_config(cfg: SFTStageConfig):
         synthetic_share=cfg.synthetic_share,
         vary_share=cfg.vary_share,
         resolve_dates=cfg.resolve_dates,
+        task_weights=tuple(cfg.task_weights),
     )
 
 

@@ -55,6 +55,13 @@ class SFTStageConfig:
         default=True,
         metadata={"help": "append the agent's '(resolved: …)' line to user turns, as at run time"},
     )
+    task_weights: tuple[str, ...] = field(
+        default=(),
+        metadata={
+            "help": "reweight the worlds' tasks by kind, and 'writes' for those whose first gold call "
+            "changes data or sends, e.g. parallel=2,no_call=0.5,writes=3; unnamed keys weigh 1"
+        },
+    )
     seed: int = field(
         default=0,
         metadata={"help": "training seed; evaluation uses the eval split, disjoint by construction"},
