@@ -7,8 +7,8 @@ under `if TYPE_CHECKING:` are left out (they never run).
 
 The layer order is written once, in `LAYERS`, lowest first. It follows ARCHITECTURE.md's data
 flow and what the code needs:
-* `reports` writes report files (JSON, markdown, PNG) for every stage that reports, and imports
-  none of ours;
+* `atomic` replaces a file in one step, for the stores and the report writer alike;
+* `reports` writes report files (JSON, markdown, PNG) for every stage that reports;
 * `protocol` renders and parses turns and knows no tool, engine or world;
 * `tools` (typed functions over a state) and `engine` (backends) stand on the protocol only;
 * `worlds` seed tool states in memory; `models` finds model files (the embedded default, GGUFs);
@@ -39,6 +39,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "botpsy"
 # Lowest first. A name is a package or module under botpsy; a module is placed by its longest
 # matching name, so `engine.load` is placed apart from the rest of `engine`.
 LAYERS: list[tuple[str, ...]] = [
+    ("atomic",),
     ("reports",),
     ("protocol",),
     ("tools", "engine"),

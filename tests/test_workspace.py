@@ -206,7 +206,7 @@ def test_corrupt_maildir_and_calendar_are_left_alone(ws):
 
 # ---- full disk --------------------------------------------------------------------------------
 def test_full_disk_keeps_previous_state(ws, monkeypatch):
-    from botpsy.stores import common
+    from botpsy import atomic
 
     before = {
         p: p.read_bytes() for p in [ws.calendar_path, ws.files_path / "Notes" / "todo.txt"] if p.exists()
@@ -215,7 +215,7 @@ def test_full_disk_keeps_previous_state(ws, monkeypatch):
     def no_space(*a, **k):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(common.os, "replace", no_space)
+    monkeypatch.setattr(atomic.os, "replace", no_space)
     monkeypatch.setattr(mailbox.Maildir, "add", no_space)
     assert "disk is full" in err(ws.call("write_file", {"path": "Notes/new.txt", "text": "x"}))
     assert "disk is full" in err(ws.call("send_email", {"to": ["a@b.cc"], "subject": "s", "body": "b"}))

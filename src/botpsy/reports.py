@@ -4,9 +4,9 @@ The recipe, the scale smoke run, `eval report`, the device benchmark and the sha
 build their own figures and text; this module only puts them on disk, the same way for all:
 
 * the folder is created on the way (parents too);
-* every file is written atomically: into a temporary file beside it, flushed and synced, then
-  `os.replace`d over the name. A run killed or failing mid-write leaves the report that was there
-  before (or none), never half a JSON file that `botpsy recipe --report-only`, `eval compare` or a
+* every file is written atomically (`botpsy.atomic.write_atomic`, the stores' mechanism too):
+  into a temporary file beside it, flushed and synced, then `os.replace`d over the name. A run
+  killed or failing mid-write leaves the report that was there before (or none), never half a JSON file that `botpsy recipe --report-only`, `eval compare` or a
   person then reads as the result. The temporary file is removed when the write raises;
 * plots use matplotlib's non-interactive backend (Agg: no display on a server or in CI) and every
   figure is closed, drawn or not, so a long run that reports after each stage holds no figures;
@@ -25,8 +25,6 @@ would stop being readable by the other users of a shared machine.
 from __future__ import annotations
 
 import json
-import os
-import secrets
 import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -34,27 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-
-def write_atomic(path: Path | str, write: Callable[[IO[bytes]], Any]) -> Path:
-    """`write(f)` into a temporary file beside `path`, then move it over `path` in one step.
-
-    The file is created 0666 less the umask, as `open` creates it. If `write` raises, the
-    temporary file is removed and `path` is left as it was.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:  # KeyboardInterrupt too: no temporary file is left behind
-        tmp.unlink(missing_ok=True)
-        raise
-    return path
+from botpsy.atomic import write_atomic
 
 
 @dataclass(frozen=True)
@@ -96,7 +74,7 @@ class ReportWriter:
     def text(self, name: str, text: str) -> Path:
         """A text file (the markdown) in UTF-8, newlines as given."""
         data = text.encode("utf-8")
-        return self._written(write_atomic(self.folder / name, lambda f: f.write(data)))
+        return self._written(write_atomic(self.folder / name, lambda f: f.write(data), parents=True))
 
     def json(self, name: str, obj: Any, fmt: JsonFormat = JsonFormat()) -> Path:
         """`obj` as JSON in `fmt`; an object JSON cannot hold fails before anything is written."""
@@ -111,7 +89,9 @@ class ReportWriter:
         try:
             yield fig, axes
             fmt = Path(name).suffix.lstrip(".") or "png"
-            self._written(write_atomic(self.folder / name, lambda f: fig.savefig(f, format=fmt, dpi=dpi)))
+            self._written(
+                write_atomic(self.folder / name, lambda f: fig.savefig(f, format=fmt, dpi=dpi), parents=True)
+            )
         finally:
             plt.close(fig)
 
@@ -123,4 +103,4 @@ class ReportWriter:
             with source.open("rb") as src:
                 shutil.copyfileobj(src, f)
 
-        return self._written(write_atomic(self.folder / (name or source.name), write))
+        return self._written(write_atomic(self.folder / (name or source.name), write, parents=True))

@@ -12,10 +12,7 @@ from __future__ import annotations
 import errno
 import filecmp
 import glob
-import os
 import shutil
-import stat
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,6 +23,7 @@ from typing import Any, Protocol
 from filelock import FileLock, Timeout
 from pydantic import BaseModel
 
+from botpsy.atomic import ReplaceError, write_atomic
 from botpsy.stores import StoreError
 
 __all__ = ["StoreError", "Store", "atomic_write", "copy_aside", "file_lock", "set_clock", "os_error"]
@@ -47,53 +45,13 @@ def os_error(action: str, path: Path | str, e: OSError) -> StoreError:
     return StoreError(f"cannot {action} {path}: {hint}; nothing was changed")
 
 
-def _umask() -> int:
-    try:  # Linux says it without changing it; os.umask can only be read by setting it
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def atomic_write(path: Path, data: bytes) -> None:
-    """Write `data` to `path` via a temporary file in the same folder, fsync, then rename over it.
-
-    The new file keeps the old one's permission bits and, where allowed, its owner (a temporary
-    file is born 0600, so a plain rename turned a shared 0644 calendar private); a new file gets
-    0666 minus the umask, as any editor would give it. A symlink is written through, not replaced
-    by a regular file, so a calendar linked into a synced folder stays linked.
-    """
-    path = Path(os.path.realpath(path))
+    """Replace `path`'s content with `data` in one step (`botpsy.atomic.write_atomic`: symlinks
+    written through, mode and owner kept); a failure is a one-line StoreError."""
     try:
-        st = path.stat()
-        mode, owner = stat.S_IMODE(st.st_mode), (st.st_uid, st.st_gid)
-    except FileNotFoundError:
-        mode, owner = 0o666 & ~_umask(), None
-    except OSError as e:
-        raise os_error("write to", path, e) from None
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as e:
-        raise os_error("write to", path.parent, e) from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            os.fchmod(f.fileno(), mode)
-            if owner is not None and owner != (os.geteuid(), os.getegid()):
-                try:
-                    os.fchown(f.fileno(), *owner)
-                except OSError:
-                    pass  # only root may give a file away; the bits are what matter
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError as e:
-        Path(tmp).unlink(missing_ok=True)
-        raise os_error("save", path, e) from None
+        write_atomic(path, lambda f: f.write(data))
+    except ReplaceError as e:
+        raise os_error(e.action, e.where, e) from None
 
 
 def copy_aside(path: Path) -> str:
