@@ -20,7 +20,7 @@ import json
 import pytest
 from rich.console import Console
 
-from botpsy import cli
+from botpsy import cli, cli_agent
 from botpsy.engine.oracle import ScriptedEngine
 from botpsy.protocol.messages import StepTiming
 from botpsy.stores.workspace import Workspace
@@ -46,7 +46,7 @@ def use_engine(monkeypatch, engine):
         seen["n_ctx"] = n_ctx
         return engine
 
-    monkeypatch.setattr(cli, "_engine", fake)
+    monkeypatch.setattr(cli_agent, "open_engine", fake)
     return seen
 
 
@@ -78,7 +78,7 @@ def test_markup_in_stored_data_and_answers_prints_as_text(monkeypatch, workspace
 def test_print_event_shows_data_verbatim(kind, data, shown, capsys):
     from botpsy.protocol.messages import Event
 
-    cli._print_event(Event(kind, data))
+    cli_agent._print_event(Event(kind, data))
     assert shown in capsys.readouterr().err
 
 
@@ -87,11 +87,11 @@ def test_confirmation_prompt_keeps_its_hint_and_the_arguments(monkeypatch):
     from botpsy.tools.registry import SUITES
 
     buffer = io.StringIO()
-    monkeypatch.setattr(cli, "console", Console(file=buffer, highlight=False, width=200))
-    monkeypatch.setattr(cli.sys.stdin, "isatty", lambda: True, raising=False)
+    monkeypatch.setattr(cli_agent, "console", Console(file=buffer, highlight=False, width=200))
+    monkeypatch.setattr(cli_agent.sys.stdin, "isatty", lambda: True, raising=False)
     monkeypatch.setattr(builtins, "input", lambda prompt="": "y")
     tool = next(t for s in SUITES.values() for t in s.tools if t.name == "create_event")
-    ask = cli._confirm_fn(False)
+    ask = cli_agent._confirm_fn(False)
     assert ask(ToolCall("create_event", {"title": "rent[conceal]", "start": "[/]"}), tool) is True
     shown = buffer.getvalue()
     assert "Allow create_event(title='rent[conceal]', start='[/]') (mutates)? [y/N] " in shown, shown
@@ -130,7 +130,7 @@ def test_an_empty_request_is_a_usage_error_without_loading_a_model(
     def no_model(*a, **k):
         raise AssertionError("the model was loaded")
 
-    monkeypatch.setattr(cli, "_engine", no_model)
+    monkeypatch.setattr(cli_agent, "open_engine", no_model)
     assert cli.main(["run", request_text, "--workspace", str(tmp_path)]) == 2
     assert "request is empty" in capsys.readouterr().err
 
@@ -241,7 +241,7 @@ class StreamingEngine(ScriptedEngine):
 
 def streaming_chat(monkeypatch, tmp_path, replies, inputs):
     screen = io.StringIO()
-    monkeypatch.setattr(cli, "out", Console(file=screen, highlight=False, soft_wrap=True))
+    monkeypatch.setattr(cli_agent, "out", Console(file=screen, highlight=False, soft_wrap=True))
     engine = StreamingEngine(replies, screen)
     code, _ = chat(monkeypatch, tmp_path, engine, inputs)
     return code, engine, screen.getvalue()
@@ -270,7 +270,7 @@ def test_chat_never_streams_a_claim_the_guard_replaces(monkeypatch, tmp_path, ca
         "<parameter=start>\n2026-12-03T10:00\n</parameter>\n</function>\n</tool_call>"
     )
     done = "ok\n</think>\n\nAll right. Done: the dentist appointment is on your calendar. Bye now."
-    monkeypatch.setattr(cli.sys.stdin, "isatty", lambda: False, raising=False)  # no terminal: declined
+    monkeypatch.setattr(cli_agent.sys.stdin, "isatty", lambda: False, raising=False)  # no terminal: declined
     code, engine, shown = streaming_chat(monkeypatch, tmp_path, [create, done, done], ["add a dentist", ""])
     err = " ".join(capsys.readouterr().err.split())
     assert code == 0
@@ -300,7 +300,7 @@ def test_run_without_a_terminal_declines_and_never_reports_done(monkeypatch, tmp
     )
     done = "ok\n</think>\n\nDone: the dentist appointment is on your calendar."
     use_engine(monkeypatch, ScriptedEngine([create, done, done]))
-    monkeypatch.setattr(cli.sys.stdin, "isatty", lambda: False, raising=False)
+    monkeypatch.setattr(cli_agent.sys.stdin, "isatty", lambda: False, raising=False)
     ws = tmp_path / "ws"
     code = cli.main(["run", "Add a dentist appointment on December 3 2026 at 10am", "--workspace", str(ws)])
     captured = capsys.readouterr()

@@ -1,4 +1,4 @@
-"""`botpsy eval bfcl | ifbench | tau2 | report | compare`: the peer suites and the comparisons.
+"""`botpsy eval worlds | bfcl | ifbench | tau2 | report | compare`: the worlds, the peer suites, comparisons.
 
 `register(eval_subparsers)` adds the sub-commands to the `botpsy eval` group built in `cli.py`.
 Each command takes `--model` once per model to compare (`oracle`, `embedded`, a .gguf, a model
@@ -389,6 +389,66 @@ def _common(sp: argparse.ArgumentParser, max_tokens: int) -> None:
     sp.add_argument("--limit", type=int, help="items per category / domain, spread evenly (default: all)")
     sp.add_argument("--out", help="folder for results; per-item results are cached there so a rerun resumes")
     sp.add_argument("--json", action="store_true", help="last line: one JSON object with the figures")
+
+
+def cmd_eval_worlds(a) -> int:
+    from botpsy.agent.loop import AgentConfig
+    from botpsy.engine.load import load_engine, resolve_backend
+    from botpsy.engine.oracle import OracleEngine
+    from botpsy.eval.worlds import evaluate_items
+    from botpsy.worlds import get_domain
+    from botpsy.worlds.tasks import domain_names
+
+    console, out = _consoles()
+    try:
+        names = domain_names(a.domain)
+    except KeyError as e:
+        raise UsageError(str(e).strip("'\"")) from None
+    items = [(get_domain(d), t) for d in names for t in get_domain(d).generate(a.n, a.seed, "eval")]
+    models = a.model or (["oracle"] if a.backend == "oracle" else ["embedded"])
+    summaries = []
+    for m in models:
+        thinking = True  # the oracle replays gold turns, which carry think blocks
+        b = resolve_backend(m, a.backend)
+        if b.kind == "oracle":
+            engine_for, name = (lambda t: OracleEngine(t.gold_messages())), "oracle"
+        else:
+            engine = load_engine(b, n_threads=a.threads)
+            engine_for, name, thinking = (lambda t, e=engine: e), engine.name, engine.thinking
+        columns = (TextColumn("{task.description}", markup=False), *Progress.get_default_columns()[1:])
+        with Progress(*columns, console=console, transient=True) as prog:
+            bar = prog.add_task(name, total=len(items))  # a model's name: text, not markup
+            rep = evaluate_items(
+                engine_for,
+                items,
+                name,
+                AgentConfig(max_tokens=a.max_tokens, tool_grammar=a.grammar, thinking=thinking),
+                progress=lambda r, b=bar: prog.advance(b),
+            )
+        summaries.append(rep.summary())
+        if a.out:
+            Path(a.out).mkdir(parents=True, exist_ok=True)
+            rows = [r.__dict__ for r in rep.results]
+            (Path(a.out) / f"worlds-{a.domain}-{name}.jsonl").write_text(
+                "".join(json.dumps(r) + "\n" for r in rows)
+            )
+        if not a.json:
+            s = rep.summary()
+            _say(
+                out,
+                (name, "bold"),
+                f" on {s['n']} held-out {a.domain} tasks: success {s['success']:.1%}, "
+                f"exact calls {s['tool_call_exact']:.1%}, parse errors {s['parse_error_rate']:.1%}, "
+                f"no-call accuracy {s['no_call_accuracy']:.1%}",
+            )
+            out.print("  by kind: " + ", ".join(f"{k} {v:.0%}" for k, v in s["by_kind"].items()))
+            if s.get("by_domain"):
+                out.print("  by world: " + ", ".join(f"{k} {v:.0%}" for k, v in s["by_domain"].items()))
+            if s["failures"]:
+                _say(out, "  failures: " + ", ".join(f"{k} ×{v}" for k, v in s["failures"].items()))
+    if a.json:
+        _say(out, json.dumps(summaries[0] if len(summaries) == 1 else {**summaries[0], "models": summaries}))
+    return 0
 
 
 def register(eval_subparsers) -> None:

@@ -1,7 +1,7 @@
 """The terminal side of the command line: the two consoles, text that is never markup, usage errors.
 
-`cli.py` and `cli_eval.py` both print through these, so they live apart from either (issue 15:
-`cli_eval` imported them back from `cli`, a cycle). Tests swap `console` / `out` for a buffer.
+`cli.py`, `cli_agent.py` and `cli_eval.py` print through these, so they live apart from all
+(issue 15: `cli_eval` imported them back from `cli`, a cycle). Tests swap `console` / `out` for a buffer.
 """
 
 from __future__ import annotations

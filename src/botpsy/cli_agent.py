@@ -1,0 +1,380 @@
+"""`botpsy run | chat | demo`: the commands that talk to the model, and what they share.
+
+What they share: loading the engine and the workspace, the confirmation prompt, one stderr line
+per agent event, the timing line after each answer, and the spinner while the model thinks. As in
+`cli.py`, each command imports the agent and the engine inside its function, so building the
+parser loads neither.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from contextlib import contextmanager
+from datetime import date
+
+from botpsy.term import UsageError, console, out, say, styled
+
+
+def open_engine(model: str | None, n_ctx: int = 4096, threads: int | None = None):
+    from botpsy.engine.load import load_engine
+
+    return load_engine(model, backend="llamacpp", n_ctx=n_ctx, n_threads=threads)
+
+
+def _confirm_fn(yes: bool):
+    from botpsy.agent.loop import approve_all, decline_all
+
+    if yes:
+        return approve_all
+    if not sys.stdin.isatty():
+        return decline_all
+
+    def ask(call, tool) -> bool:
+        labels = ", ".join(k for k, v in tool.labels.as_dict().items() if v)
+        args = ", ".join(f"{k}={v!r}" for k, v in call.arguments.items())
+        prompt = styled(
+            ("Allow", "bold yellow"), f" {call.name}({args}) ", (f"({labels})", "dim"), "? [y/N] "
+        )
+        with _paused():
+            answer = console.input(prompt)
+        return answer.strip().lower() in ("y", "yes")
+
+    return ask
+
+
+def _workspace(root: str, suites: str, extra_tools=None):
+    from botpsy.stores.workspace import Workspace
+
+    names = [x.strip() for x in suites.split(",") if x.strip()]
+    if names == ["all"]:
+        names = []
+    return Workspace(root, suites=names or None, extra_tools=extra_tools)
+
+
+def _system_today() -> str:
+    from botpsy.worlds.calendar import system_prompt
+
+    return system_prompt(date.today())
+
+
+def _note(*parts: str | tuple[str, str]) -> None:
+    say(console, *parts)
+
+
+def _print_event(ev, note=_note) -> None:
+    """One stderr line for an event worth showing; `note` prints it (chat first ends its open answer line)."""
+    if ev.kind == "model":
+        for c in ev.data.get("calls", []):
+            call = json.loads(c)
+            args = ", ".join(f"{k}={v!r}" for k, v in call["arguments"].items())
+            note("  ", (f"→ {call['name']}", "cyan"), f"({args})")
+        for e in ev.data.get("errors", []):
+            note("  ", ("✗ unparseable output:", "red"), f" {e}")
+    elif ev.kind == "tool":
+        note("  ", (f"← {ev.data['result'][:200]}", "dim"))
+    elif ev.kind == "confirm" and not ev.data["approved"]:
+        note("  ", ("declined", "yellow"), " (pass --yes to approve actions)")
+    elif ev.kind == "error":
+        note("  ", (str(ev.data["message"]), "red"))
+    elif ev.kind == "loop_guard":
+        why = "it looped" if ev.data["reason"] == "loop" else "it reached its budget"
+        note(
+            "  ",
+            (f"reasoning cut after {ev.data['reasoning_tokens']} tokens", "yellow"),
+            f" ({why})",
+        )
+    elif ev.kind == "phantom_guard":
+        note("  ", ("the answer claimed an action no tool made; asking for the call", "yellow"))
+    elif ev.kind == "claim_replaced":
+        undone = ", ".join(ev.data["not_done"])
+        note(
+            "  ",
+            (f"the answer claimed what {undone} did not do (declined or failed); it is replaced", "yellow"),
+        )
+    elif ev.kind == "tool_retrieval":
+        note("  ", (f"tools: {', '.join(ev.data['tools'])} (of {ev.data['installed']})", "dim"))
+
+
+def _timing_line(trace, since: int = 0) -> str:
+    """Timings of the model steps from `since` on: one turn's, in a chat whose trace keeps growing."""
+    timings = trace.timings[since:]
+    if not timings:
+        return ""
+    t0 = timings[0]
+    gen = sum(t.generated_tokens for t in timings)
+    dec = [t.decode_tok_s for t in timings if t.decode_tok_s > 0]
+    return (
+        f"ttft {t0.ttft_s * 1000:.0f} ms · prefill {t0.prefill_tok_s:.0f} tok/s · "
+        f"decode {sum(dec) / max(len(dec), 1):.0f} tok/s · {gen} tokens in {len(timings)} steps"
+    )
+
+
+_status: list = []  # the spinner shown while the model works (chat on a terminal), if any
+
+
+@contextmanager
+def _working(text: str = "thinking…"):
+    """A spinner on stderr while the model generates, so a long step is not a blank screen.
+    Only on a terminal; the confirmation prompt pauses it (`_paused`)."""
+    if not console.is_terminal:
+        yield
+        return
+    with console.status(styled((text, "dim"))) as status:
+        _status.append(status)
+        try:
+            yield
+        finally:
+            _status.pop()
+
+
+@contextmanager
+def _paused():
+    status = _status[-1] if _status else None
+    if status is not None:
+        status.stop()
+    try:
+        yield
+    finally:
+        if status is not None:
+            status.start()
+
+
+def _spinner(on: bool) -> None:
+    """Start or stop the spinner of `_working`, if one runs (streamed text must not share its line)."""
+    if _status:
+        _status[-1].start() if on else _status[-1].stop()
+
+
+def _agent_config(a, engine):
+    """The agent settings from the command line, with the model's own thinking mode: a model
+    trained without <think> (a Qwen2.5 instruct GGUF, a manifest saying `thinking: false`) gets
+    an empty think block instead of one it would never close."""
+    from botpsy.agent.loop import AgentConfig
+
+    return AgentConfig(
+        max_tokens=a.max_tokens,
+        tool_top_k=getattr(a, "tool_top_k", 0),
+        tool_grammar=a.grammar,
+        thinking=engine.thinking,
+    )
+
+
+# ---- commands -----------------------------------------------------------------------------------
+
+
+def cmd_run(a) -> int:
+    from botpsy.agent.loop import Agent
+
+    if not a.request.strip():
+        raise UsageError(
+            'the request is empty; say what you want, e.g. botpsy run "What do I have tomorrow?"'
+        )
+    engine = open_engine(a.model, n_ctx=a.n_ctx, threads=a.threads)
+    env = _workspace(a.workspace, a.suites)
+    agent = Agent(
+        engine,
+        env,
+        _system_today(),
+        _agent_config(a, engine),
+        _confirm_fn(a.yes),
+        on_event=None if a.json else _print_event,
+        today=date.today(),
+    )
+    trace = agent.send(a.request)
+    if a.json:
+        d = trace.to_dict()
+        d["model"] = engine.name
+        d["workspace"] = str(env.root)
+        say(out, json.dumps(d, ensure_ascii=False))
+    else:
+        say(out, trace.final_answer or "(no answer)")
+        say(console, (_timing_line(trace), "dim"))
+    if env.store_errors:
+        say(console, ("error:", "red"), f" {env.store_errors[0]}")
+        return 1
+    if trace.not_done:
+        say(console, ("not carried out:", "yellow"), f" {', '.join(trace.not_done)} was declined or failed")
+        return 1
+    return 0 if trace.stopped == "answer" else 1
+
+
+def cmd_chat(a) -> int:
+    from botpsy.agent.loop import Agent
+
+    engine = open_engine(a.model, n_ctx=a.n_ctx, threads=a.threads)
+    conn, extra = None, []
+    if a.mcp:
+        from botpsy.tools.mcp_client import McpStartError, connect
+
+        try:
+            conn, extra = connect(a.mcp)
+        except McpStartError as e:
+            raise UsageError(f"cannot start the MCP server {a.mcp!r}: {e}") from None
+        say(console, (f"MCP: {len(extra)} tool(s) from {a.mcp}", "dim"))
+    env = _workspace(a.workspace, a.suites, extra)
+    config = _agent_config(a, engine)
+    printer = _ChatPrinter(config.thinking)
+    agent = Agent(
+        engine,
+        env,
+        _system_today(),
+        config,
+        _confirm_fn(a.yes),
+        on_event=printer.event,
+        on_text=printer.stream.feed,
+        today=date.today(),
+    )
+    say(
+        console,
+        ("botpsy", "bold"),
+        f" · {engine.name} · workspace {env.root} · empty line or Ctrl-D to quit, Ctrl-C to interrupt",
+    )
+    while True:
+        try:
+            text = console.input(styled(("you>", "bold green"), " "))
+        except EOFError:
+            break
+        except KeyboardInterrupt:  # at the prompt: a fresh prompt, as in a shell
+            say(console, "")
+            continue
+        if not text.strip():
+            break
+        mark = _mark(agent)
+        printer.new_turn()
+        try:
+            with _working():
+                trace = agent.send(text)
+        except KeyboardInterrupt:
+            _restore(agent, mark)
+            printer.close()
+            say(
+                console,
+                ("interrupted: that request is dropped (actions already approved stay done)", "yellow"),
+            )
+            continue
+        printer.finish(_turn_answer(trace, mark["messages"]) or "(no answer)")
+        say(console, (_timing_line(trace, since=mark["timings"]), "dim"))
+    if conn is not None:
+        conn.close()
+    return 0
+
+
+class _ChatPrinter:
+    """A chat turn as it is generated: the answer streams to stdout as far as it can stand
+    (`agent.stream.AnswerStream` holds back every action claim until its step is decided), event
+    lines go to stderr on lines of their own, and `finish` prints the rest of the final answer, or
+    the whole of it marked as a correction when the guard replaced what had been shown."""
+
+    def __init__(self, thinking: bool):
+        from botpsy.agent.stream import AnswerStream
+
+        self.stream = AnswerStream(self._show, thinking)
+        self.open = False  # a "botpsy>" line on stdout waits for more of its answer
+        self.answer: str | None = None  # what was shown of the last answer step (None: none yet)
+
+    def new_turn(self) -> None:
+        self.stream.reset()
+        self.answer = None
+
+    def _show(self, text: str) -> None:
+        if not self.open:
+            _spinner(False)
+            say(out, ("botpsy>", "bold blue"), " ", end="")
+            self.open = True
+        say(out, text, end="")
+
+    def close(self) -> None:
+        if self.open:
+            say(out, "")
+            self.open = False
+
+    def _note(self, *parts: str | tuple[str, str]) -> None:
+        self.close()
+        _note(*parts)
+
+    def event(self, ev) -> None:
+        if ev.kind == "model":
+            self.stream.end_step()
+            is_answer = not (ev.data.get("calls") or ev.data.get("errors"))
+            self.answer = self.stream.shown if is_answer else None
+        _print_event(ev, self._note)
+        if not self.open:
+            _spinner(True)  # the model works on (or the turn ends, which stops it)
+
+    def finish(self, final: str) -> None:
+        shown = self.answer or ""
+        if shown and final.startswith(shown) and self.open:
+            say(out, final[len(shown) :])
+            self.open = False
+            return
+        self.close()
+        if shown and not final.startswith(shown):
+            say(out, ("botpsy>", "bold blue"), " ", ("(corrected) ", "bold yellow"), final)
+        else:
+            say(out, ("botpsy>", "bold blue"), f" {final}")
+
+
+def _turn_answer(trace, since: int) -> str:
+    """The answer of the turn whose messages start at `since` ("" when it ended without one; a
+    chat's trace also holds the answers of earlier turns)."""
+    for m in reversed(trace.messages[since:]):
+        if m.role == "assistant" and not m.tool_calls:
+            return m.content
+    return ""
+
+
+def _mark(agent) -> dict:
+    """Where the conversation stands, to drop a request interrupted half-way (`_restore`)."""
+    t = agent.trace
+    lists = ("messages", "events", "timings", "token_ids", "generated_mask")
+    mark = {name: len(getattr(t, name)) for name in lists}
+    mark["_state"] = (t.parse_errors, t.stopped, agent._after_completion, agent._system)
+    return mark
+
+
+def _restore(agent, mark: dict) -> None:
+    t = agent.trace
+    for name, n in mark.items():
+        if name != "_state":
+            del getattr(t, name)[n:]
+    t.parse_errors, t.stopped, agent._after_completion, agent._system = mark["_state"]
+
+
+DEMO_REQUESTS = [
+    "Add a dentist appointment on December 3 2026 at 10am",
+    "What do I have on December 3?",
+    "Move my dentist appointment to December 4 at 2pm",
+    "Hi! What can you do?",
+]
+
+
+def cmd_demo(a) -> int:
+    from botpsy.agent.loop import Agent, approve_all
+
+    engine = open_engine(a.model, n_ctx=a.n_ctx, threads=a.threads)
+    with tempfile.TemporaryDirectory(prefix="botpsy-demo-") as tmp:
+        env = _workspace(tmp, "calendar")
+        say(console, ("botpsy demo", "bold"), f" · model {engine.name} · temporary workspace {tmp}")
+        console.print("[dim]actions are auto-approved in the demo; `botpsy chat` asks before each one[/]\n")
+        for req in DEMO_REQUESTS:
+            # One fresh conversation per request keeps the tour close to what the model was trained on.
+            agent = Agent(
+                engine,
+                env,
+                _system_today(),
+                _agent_config(a, engine),
+                approve_all,
+                on_event=_print_event,
+                today=date.today(),
+            )
+            say(out, ("you>", "bold green"), f" {req}")
+            with _working():
+                trace = agent.send(req)
+            say(out, ("botpsy>", "bold blue"), f" {trace.final_answer or '(no answer)'}")
+            say(console, (_timing_line(trace), "dim"), "\n")
+        cal = env.calendar_path
+        say(out, (f"{cal.name} now holds:", "bold"))
+        say(out, cal.read_text() if cal.exists() else "(no events)")
+    return 0
