@@ -8,29 +8,10 @@ torch = pytest.importorskip("torch")
 
 
 @pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory):
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    from botpsy.export.tiny_qwen import corpus_texts, hf_tokenizer, train_tokenizer
-    from botpsy.protocol.formats import template_text
-
-    tok = hf_tokenizer(train_tokenizer(corpus_texts(30), 600), template_text("qwen35"))
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(
-        LlamaConfig(
-            vocab_size=len(tok),
-            hidden_size=64,
-            intermediate_size=128,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            num_key_value_heads=2,
-            max_position_embeddings=4096,
-            eos_token_id=tok.convert_tokens_to_ids("<|im_end|>"),
-        )
-    )
+def checkpoint(tiny_llama_dir, tmp_path_factory):
+    """The shared tiny Llama as a model folder: manifest.json beside an `hf/` link to it."""
     folder = tmp_path_factory.mktemp("ckpt")
-    model.save_pretrained(folder / "hf")
-    tok.save_pretrained(folder / "hf")
+    (folder / "hf").symlink_to(tiny_llama_dir, target_is_directory=True)
     (folder / "manifest.json").write_text(json.dumps({"hf": "hf", "name": "tiny"}))
     return folder
 

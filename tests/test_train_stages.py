@@ -14,31 +14,8 @@ pytest.importorskip("trl")
 
 
 @pytest.fixture(scope="module")
-def student(tmp_path_factory):
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    from botpsy.export.tiny_qwen import corpus_texts, hf_tokenizer, train_tokenizer
-    from botpsy.protocol.formats import template_text
-
-    tok = hf_tokenizer(train_tokenizer(corpus_texts(30), 600), template_text("qwen35"))
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(
-        LlamaConfig(
-            vocab_size=len(tok),
-            hidden_size=64,
-            intermediate_size=128,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            num_key_value_heads=2,
-            max_position_embeddings=4096,
-            pad_token_id=tok.convert_tokens_to_ids("<|endoftext|>"),
-            eos_token_id=tok.convert_tokens_to_ids("<|im_end|>"),
-        )
-    )
-    folder = tmp_path_factory.mktemp("student")
-    model.save_pretrained(folder)
-    tok.save_pretrained(folder)
-    return str(folder)
+def student(tiny_llama_dir):
+    return str(tiny_llama_dir)
 
 
 def _done(out, steps):
