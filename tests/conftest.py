@@ -48,30 +48,18 @@ def tiny_qwen_gguf(tiny_qwen_dir):
 
 @pytest.fixture(scope="session")
 def tiny_llama_dir(tmp_path_factory):
-    """A random-init 2-layer Llama (hidden 64) HF folder on botpsy's trained tokenizer (vocab 600, the
-    Qwen3.5 chat template; pad <|endoftext|>, eos <|im_end|>): the student the training stages, the
-    recipe and the held-out evaluation run on (≈3 s once). Tests read it and write elsewhere."""
-    torch = pytest.importorskip("torch")
-    from transformers import LlamaConfig, LlamaForCausalLM
-
+    """A random-init 2-layer Llama (hidden 64, 4,096 positions; `distill.tiny_random_teacher`) HF folder
+    on botpsy's trained tokenizer (vocab 600, the Qwen3.5 chat template; pad <|endoftext|>, eos
+    <|im_end|>): the student the training stages, the recipe and the held-out evaluation run on
+    (≈3 s once). Tests read it and write elsewhere."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
     from botpsy.export.tiny_qwen import corpus_texts, hf_tokenizer, train_tokenizer
     from botpsy.protocol.formats import template_text
+    from botpsy.train.distill import tiny_random_teacher
 
     tok = hf_tokenizer(train_tokenizer(corpus_texts(30), 600), template_text("qwen35"))
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(
-        LlamaConfig(
-            vocab_size=len(tok),
-            hidden_size=64,
-            intermediate_size=128,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            num_key_value_heads=2,
-            max_position_embeddings=4096,
-            pad_token_id=tok.convert_tokens_to_ids("<|endoftext|>"),
-            eos_token_id=tok.convert_tokens_to_ids("<|im_end|>"),
-        )
-    )
+    model = tiny_random_teacher(tok, seed=0, max_positions=4096)
     folder = tmp_path_factory.mktemp("tiny_llama")
     model.save_pretrained(folder)
     tok.save_pretrained(folder)

@@ -105,8 +105,9 @@ def teacher_sources(cfg: MOPDConfig) -> dict[str, str]:
     return sources
 
 
-def tiny_random_teacher(tok, seed: int = 0):
-    """A small random llama on the student's tokenizer: proves the routing in the micro preset, teaches nothing."""
+def tiny_random_teacher(tok, seed: int = 0, max_positions: int = 2048):
+    """A small random llama on the student's tokenizer: proves the routing in the micro preset, teaches
+    nothing. The tests' tiny student is the same model with 4,096 positions."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -118,6 +119,7 @@ def tiny_random_teacher(tok, seed: int = 0):
         num_hidden_layers=2,
         num_attention_heads=4,
         num_key_value_heads=2,
+        max_position_embeddings=max_positions,
         pad_token_id=tok.pad_token_id,
         eos_token_id=tok.eos_token_id,
     )
