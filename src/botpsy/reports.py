@@ -6,8 +6,9 @@ build their own figures and text; this module only puts them on disk, the same w
 * the folder is created on the way (parents too);
 * every file is written atomically (`botpsy.atomic.write_atomic`, the stores' mechanism too):
   into a temporary file beside it, flushed and synced, then `os.replace`d over the name. A run
-  killed or failing mid-write leaves the report that was there before (or none), never half a JSON file that `botpsy recipe --report-only`, `eval compare` or a
-  person then reads as the result. The temporary file is removed when the write raises;
+  killed or failing mid-write leaves the report that was there before (or none), never half a
+  JSON file that `botpsy recipe --report-only`, `eval compare` or a person then reads as the
+  result. The temporary file is removed when the write raises;
 * plots use matplotlib's non-interactive backend (Agg: no display on a server or in CI) and every
   figure is closed, drawn or not, so a long run that reports after each stage holds no figures;
 * the paths written come back in the order they were written (`ReportWriter.paths`).

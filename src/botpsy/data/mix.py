@@ -212,10 +212,16 @@ def _annotated(messages: list[Message], today: date | None) -> list[Message]:
 
 
 def world_conversation(
-    name: str, rng: random.Random, seed: int, cfg: MixConfig, today: date | None
+    name: str,
+    rng: random.Random,
+    seed: int,
+    cfg: MixConfig,
+    today: date | None,
+    weights: dict[str, float],
 ) -> Conversation | None:
+    """One conversation of `cfg.per_conversation` of world `name`'s train requests; `weights` is
+    `task_weights(cfg.task_weights)`, parsed once by `mix_conversations`."""
     domain = get_domain(name)
-    weights = task_weights(cfg.task_weights)
     if any(w != 1 for w in weights.values()):
         pool = domain.generate(cfg.per_conversation * cfg.pool, seed, "train")
         writing = {t.name for t in domain.tools if t.labels.mutates or t.labels.egress}
@@ -258,6 +264,7 @@ def mix_conversations(n: int, seed: int, cfg: MixConfig = MixConfig()) -> list[C
     rng = random.Random(f"sft-mix:{seed}")
     today = TODAY if cfg.resolve_dates else None
     names = domain_list(cfg.domains)
+    weights = task_weights(cfg.task_weights)
     out: list[Conversation] = []
     i = 0
     while len(out) < n:
@@ -269,7 +276,7 @@ def mix_conversations(n: int, seed: int, cfg: MixConfig = MixConfig()) -> list[C
             )
             continue
         name = names[len(out) % len(names)]
-        conv = world_conversation(name, rng, seed * 100_003 + i, cfg, today)
+        conv = world_conversation(name, rng, seed * 100_003 + i, cfg, today, weights)
         if conv is not None:
             out.append(conv)
     return out
