@@ -38,7 +38,7 @@ def _prompt(engine) -> list[int]:
 def test_same_format_and_tokens(engines):
     hf, cpp = engines
     assert hf.chat_format == cpp.chat_format and hf.chat_format.name == "qwen35"
-    assert hf.end_id == cpp.end_id and hf.end_id in hf.stop_ids
+    assert hf.turn_end.ids == cpp.turn_end.ids and hf.turn_end.ids[0] in hf.stop_ids
     ids = _prompt(hf)
     assert cpp.tokenize(hf.detokenize(ids)) == ids
 

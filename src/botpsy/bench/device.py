@@ -452,7 +452,7 @@ def bench_speed(
     t_decode = time.perf_counter() - t1
 
     follow = engine.tokenize("\n" + fmt.user("Thanks!") + fmt.generation_prompt(True))
-    follow = [engine.end_id] + follow
+    follow = engine.turn_end.ids + follow
     t2 = time.perf_counter()
     llm.eval(follow)
     _argmax_next(llm)

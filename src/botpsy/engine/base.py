@@ -7,11 +7,11 @@ they reused, which the trace and the benchmark turn into cache-hit shares.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from botpsy.protocol.formats import ChatFormat
+from botpsy.protocol.formats import IM_END, ChatFormat
 from botpsy.protocol.messages import StepTiming
 
 # How a `--model` spec can be read (`engine.load.resolve_backend` says what each one means). Here,
@@ -29,6 +29,47 @@ class Generation:
     text: str  # the generated text without the end-of-turn marker
     stop: str  # "eos" or "length"
     timing: StepTiming = field(default_factory=StepTiming)
+
+
+class TurnEnd:
+    """Where a generated turn ends, for vocabularies with and without an <|im_end|> token.
+
+    botpsy's chat format closes every turn with <|im_end|>. In a ChatML vocabulary that is one
+    special token, and generation stops on it. A model of another family run in botpsy's format (a
+    Gemma or Llama GGUF, or a base botpsy's SFT trained on its format) writes the marker as several
+    ordinary tokens, which may merge with the text before it (Gemma 3 has one token for ".<"). There
+    the turn ends once the decoded text holds the marker (`reached`), and `cut` gives back the
+    content before it. Either way a Generation's ids are the content's, then the marker's own ids,
+    which is what the agent strips again (`Agent._content_ids`).
+    """
+
+    def __init__(self, end_ids: list[int], eos_ids: Iterable[int]):
+        self.ids = list(end_ids)
+        self.textual = len(self.ids) > 1
+        self.stop_ids = {i for i in eos_ids if i is not None}
+        if len(self.ids) == 1:
+            self.stop_ids.add(self.ids[0])
+
+    def reached(self, out: list[int], detokenize: Callable[[list[int]], str]) -> bool:
+        """Whether the generated `out` now holds a marker of several tokens (after each new token)."""
+        return self.textual and IM_END in detokenize(out[-(len(self.ids) + 2) :])
+
+    def cut(
+        self, out: list[int], detokenize: Callable[[list[int]], str], tokenize: Callable[[str], list[int]]
+    ) -> tuple[list[int], str]:
+        """(ids, text) of what `out` holds before the marker, with the marker's ids appended to ids.
+
+        Tokens the marker merged into are dropped, and the content they carried is tokenized again.
+        """
+        text = detokenize(out)
+        if IM_END not in text:
+            return list(out) + self.ids, text
+        content = text[: text.index(IM_END)]
+        ids = list(out)
+        while ids and not content.startswith(detokenize(ids)):
+            ids.pop()
+        rest = content[len(detokenize(ids)) :]
+        return ids + (tokenize(rest) if rest else []) + self.ids, content
 
 
 class Engine(Protocol):

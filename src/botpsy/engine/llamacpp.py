@@ -60,7 +60,7 @@ from pathlib import Path
 
 import numpy as np
 
-from botpsy.engine.base import EngineBase, EngineError, Generation
+from botpsy.engine.base import EngineBase, EngineError, Generation, TurnEnd
 from botpsy.protocol.formats import IM_END, ChatFormat, detect_format
 from botpsy.protocol.messages import StepTiming
 
@@ -212,11 +212,8 @@ class LlamaCppEngine(EngineBase):
         self.grammar_first = grammar_first
         self.grammar_stats: dict[str, int] = {}
         self._seed = seed
-        end_ids = self.llm.tokenize(IM_END.encode(), add_bos=False, special=True)
-        self.stop_ids = {self.llm.token_eos()}
-        if len(end_ids) == 1:
-            self.stop_ids.add(end_ids[0])
-        self.end_id = end_ids[0] if len(end_ids) == 1 else self.llm.token_eos()
+        self.turn_end = TurnEnd(self.tokenize(IM_END), [self.llm.token_eos()])
+        self.stop_ids = self.turn_end.stop_ids
 
     @property
     def rs_rollback(self) -> int:
@@ -311,6 +308,9 @@ class LlamaCppEngine(EngineBase):
                 piece = self.llm.detokenize([tok], prev_tokens=out[:-1], special=True)
                 text_so_far += piece
                 on_text(piece.decode("utf-8", errors="ignore"))
+            if self.turn_end.reached(out, self.detokenize):
+                stop = "eos"
+                break
             if len(out) >= max_tokens:
                 break
         if hasattr(tokens, "close"):
@@ -328,7 +328,8 @@ class LlamaCppEngine(EngineBase):
             decode_tok_s=(n_gen - 1) / (end - first) if n_gen > 1 and end > first else 0.0,
             total_s=end - t0,
         )
-        return Generation(out + [self.end_id], self.detokenize(out), stop, timing)
+        ids, text = self.turn_end.cut(out, self.detokenize, self.tokenize)
+        return Generation(ids, text, stop, timing)
 
     def _grammar_first_tokens(self, prompt_ids: list[int], temperature: float, grammar):
         """`Llama.generate`'s loop (prefix reuse, evaluate, sample, yield, evaluate the token on

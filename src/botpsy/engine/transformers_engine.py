@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from botpsy.engine.base import EngineBase, EngineError, Generation
+from botpsy.engine.base import EngineBase, EngineError, Generation, TurnEnd
 from botpsy.protocol.formats import IM_END, ChatFormat, detect_format
 from botpsy.protocol.messages import StepTiming
 
@@ -83,15 +83,10 @@ class TransformersEngine(EngineBase):
         self.chat_format = ChatFormat(chat_format or detect_format(self.tokenizer.chat_template))
         self.generator = torch.Generator(device="cpu").manual_seed(seed)
         self.n_ctx = int(getattr(self.model.config, "max_position_embeddings", 4096) or 4096)
-        end_ids = self.tokenize(IM_END)
         eos = self.model.generation_config.eos_token_id
         eos_ids = eos if isinstance(eos, list) else [eos] if eos is not None else []
-        if self.tokenizer.eos_token_id is not None:
-            eos_ids.append(self.tokenizer.eos_token_id)
-        self.stop_ids = set(eos_ids)
-        if len(end_ids) == 1:
-            self.stop_ids.add(end_ids[0])
-        self.end_id = end_ids[0] if len(end_ids) == 1 else next(iter(self.stop_ids))
+        self.turn_end = TurnEnd(self.tokenize(IM_END), [*eos_ids, self.tokenizer.eos_token_id])
+        self.stop_ids = self.turn_end.stop_ids
         # transformers 5.x renamed `past_key_values` to `cache` (the old name warns until 5.40).
         params = inspect.signature(self.model.forward).parameters
         self._cache_kw = "cache" if "cache" in params else "past_key_values"
@@ -192,6 +187,9 @@ class TransformersEngine(EngineBase):
                 if not text.endswith("\ufffd"):  # wait for the rest of a split UTF-8 character
                     on_text(text[len(emitted) :])
                     emitted = text
+            if self.turn_end.reached(out, self.detokenize):
+                stop = "eos"
+                break
             if len(out) >= max_tokens:
                 break
             logits = self._forward([tok])
@@ -208,4 +206,5 @@ class TransformersEngine(EngineBase):
             decode_tok_s=(n_gen - 1) / (end - first) if n_gen > 1 and end > first else 0.0,
             total_s=end - t0,
         )
-        return Generation(out + [self.end_id], self.detokenize(out), stop, timing)
+        ids, text = self.turn_end.cut(out, self.detokenize, self.tokenize)
+        return Generation(ids, text, stop, timing)
