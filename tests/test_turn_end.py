@@ -57,7 +57,16 @@ def test_a_marker_of_several_tokens_ends_the_turn_once_complete(plain_tok):
     assert IM_END in detok(out[:first]) and IM_END not in detok(out[: first - 1])
     ids, text = end.cut(out[:first], detok, tok)
     assert text == "Sure, added."
-    assert ids[-len(marker) :] == marker and detok(ids) == "Sure, added." + IM_END
+    assert ids == out[:first] and detok(ids) == "Sure, added." + IM_END  # the model's own ids
+
+
+def test_tokens_past_the_marker_are_dropped(plain_tok):
+    detok, tok = _fns(plain_tok)
+    marker = tok(IM_END)
+    out = tok("Sure, added." + IM_END + "\nSure")
+    ids, text = TurnEnd(marker, [0]).cut(out, detok, tok)
+    assert text == "Sure, added." and ids[-len(marker) :] == marker
+    assert detok(ids) == "Sure, added." + IM_END
 
 
 def test_content_a_merged_token_carried_is_kept(plain_tok):
@@ -105,5 +114,5 @@ def test_the_transformers_engine_stops_on_a_written_marker(plain_tok, tmp_path, 
     engine._pick = lambda logits, temperature: picked.append(1) or next(script)
     gen = engine.generate(plain_tok.encode("Add it").ids, max_tokens=50)
     assert gen.stop == "eos" and gen.text == "Sure, added."
-    assert gen.ids[-len(engine.turn_end.ids) :] == engine.turn_end.ids
+    assert engine.detokenize(gen.ids) == "Sure, added." + IM_END
     assert len(picked) < len(plain_tok.encode("Sure, added." + IM_END + " then rambling on").ids)

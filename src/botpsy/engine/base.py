@@ -57,14 +57,19 @@ class TurnEnd:
     def cut(
         self, out: list[int], detokenize: Callable[[list[int]], str], tokenize: Callable[[str], list[int]]
     ) -> tuple[list[int], str]:
-        """(ids, text) of what `out` holds before the marker, with the marker's ids appended to ids.
+        """(ids, text): the content before the marker, and ids that decode to it plus the marker.
 
-        Tokens the marker merged into are dropped, and the content they carried is tokenized again.
+        Ids that end exactly with the marker are the model's own and stay as they are (a model
+        trained in this format merges the marker's first characters as its training text did).
+        Otherwise the marker's ids are appended; tokens it merged into, past its end, are dropped
+        and the content they carried is tokenized again.
         """
         text = detokenize(out)
         if IM_END not in text:
             return list(out) + self.ids, text
         content = text[: text.index(IM_END)]
+        if text == content + IM_END:
+            return list(out), content
         ids = list(out)
         while ids and not content.startswith(detokenize(ids)):
             ids.pop()
