@@ -66,6 +66,30 @@ def test_history_is_append_only_token_ids(tmp_path):
     assert len(agent.trace.token_ids) == len(agent.trace.generated_mask)
 
 
+def test_a_vocabulary_that_asks_for_bos_gets_it_once_first(tmp_path):
+    eng = Scripted([CREATE, "Done.\n</think>\n\nAdded.", "ok\n</think>\n\nHello!"])
+    eng.bos_ids = eng.tokenize("\u00a7")  # stands in for Gemma's <bos>
+    agent = Agent(eng, Workspace(tmp_path, suites=["calendar"]), "sys")
+    agent.send("Add a dentist appointment on December 3 2026 at 10am")
+    agent.send("hi")
+    n = len(eng.bos_ids)
+    assert agent.trace.token_ids[:n] == eng.bos_ids and agent.trace.generated_mask[:n] == [0] * n
+    assert all(p.startswith("\u00a7") and p.count("\u00a7") == 1 for p in eng.prompts)
+
+
+def test_prepend_bos_opens_every_example_untrained():
+    from botpsy.data.sft import prepend_bos
+
+    rows = [{"input_ids": [5, 6], "assistant_masks": [0, 1]}, {"input_ids": [7], "assistant_masks": [1]}]
+    prepend_bos(rows, [])
+    assert rows[0]["input_ids"] == [5, 6]
+    prepend_bos(rows, [2])
+    assert rows == [
+        {"input_ids": [2, 5, 6], "assistant_masks": [0, 0, 1]},
+        {"input_ids": [2, 7], "assistant_masks": [0, 1]},
+    ]
+
+
 def test_run_writes_the_calendar(tmp_path):
     eng = Scripted([CREATE, "Done.\n</think>\n\nAdded the dentist on Dec 3."])
     trace = Agent(eng, Workspace(tmp_path, suites=["calendar"]), "sys").send("Add a dentist appointment")

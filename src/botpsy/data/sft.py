@@ -54,6 +54,13 @@ def mix_examples(conversations: Iterable, fmt: ChatFormat, tokenize: Tokenize) -
     return [tokenize_conversation(c.messages, c.tools, fmt, tokenize) for c in conversations]
 
 
+def prepend_bos(examples: list[dict[str, list[int]]], bos: list[int]) -> None:
+    """Open every example with `bos` (untrained), as the agent opens a conversation on a vocabulary
+    that asks for it (Gemma's <bos>: `Engine.bos_ids`); nothing for an empty `bos`."""
+    for e in examples if bos else ():
+        e["input_ids"][:0], e["assistant_masks"][:0] = bos, [0] * len(bos)
+
+
 def write_jsonl(rows: Iterable[dict], path: Path) -> int:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

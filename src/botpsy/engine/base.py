@@ -77,6 +77,12 @@ class TurnEnd:
         return ids + (tokenize(rest) if rest else []) + self.ids, content
 
 
+def bos_ids(tokenizer) -> list[int]:
+    """[bos] for a Hugging Face tokenizer that adds one to every text (Gemma), else []."""
+    bos = getattr(tokenizer, "bos_token_id", None)
+    return [bos] if getattr(tokenizer, "add_bos_token", False) and bos is not None else []
+
+
 class Engine(Protocol):
     """Everything callers use of a backend. `EngineBase` gives the optional members their defaults,
     so every engine has all of them and no caller needs to probe with `getattr`."""
@@ -86,6 +92,7 @@ class Engine(Protocol):
     thinking: bool  # whether the model opens assistant turns with <think> (template or manifest)
     n_ctx: int | None  # context window in tokens; None: not known here (a remote server)
     mode: str | None  # HTTP engines: "auto", "completions" or "chat" (the server renders); else None
+    bos_ids: list[int]  # what opens a conversation where the vocabulary asks for it (Gemma's <bos>)
 
     @property
     def cheap_rollback(self) -> bool:
@@ -123,6 +130,7 @@ class EngineBase:
     thinking: bool = True
     n_ctx: int | None = None
     mode: str | None = None
+    bos_ids: list[int] = []  # noqa: RUF012 - read-only default; engines that need one set their own
     cheap_rollback: bool = True
 
     def tokenize(self, text: str) -> list[int]:

@@ -213,6 +213,8 @@ class LlamaCppEngine(EngineBase):
         self.grammar_stats: dict[str, int] = {}
         self._seed = seed
         self.turn_end = TurnEnd(self.tokenize(IM_END), [self.llm.token_eos()])
+        if self.llm.metadata.get("tokenizer.ggml.add_bos_token") == "true" and self.llm.token_bos() >= 0:
+            self.bos_ids = [self.llm.token_bos()]
         self.stop_ids = self.turn_end.stop_ids
 
     @property

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from botpsy.engine.base import EngineBase, EngineError, Generation, TurnEnd
+from botpsy.engine.base import EngineBase, EngineError, Generation, TurnEnd, bos_ids
 from botpsy.protocol.formats import IM_END, ChatFormat, detect_format
 from botpsy.protocol.messages import StepTiming
 
@@ -87,6 +87,7 @@ class TransformersEngine(EngineBase):
         eos_ids = eos if isinstance(eos, list) else [eos] if eos is not None else []
         self.turn_end = TurnEnd(self.tokenize(IM_END), [*eos_ids, self.tokenizer.eos_token_id])
         self.stop_ids = self.turn_end.stop_ids
+        self.bos_ids = bos_ids(self.tokenizer)
         # transformers 5.x renamed `past_key_values` to `cache` (the old name warns until 5.40).
         params = inspect.signature(self.model.forward).parameters
         self._cache_kw = "cache" if "cache" in params else "past_key_values"

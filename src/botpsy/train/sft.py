@@ -27,7 +27,8 @@ from pathlib import Path
 
 from botpsy.data.mix import MixConfig, mix_conversations
 from botpsy.data.public import dataset_examples
-from botpsy.data.sft import mix_examples, write_jsonl
+from botpsy.data.sft import mix_examples, prepend_bos, write_jsonl
+from botpsy.engine.base import bos_ids
 from botpsy.export.lora_gguf import gguf_arch, write_lora_gguf
 from botpsy.protocol.formats import IM_END, ChatFormat
 from botpsy.train.common import TimeBudget, device_args, load_base, lora_config
@@ -116,6 +117,7 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
         extra, skipped = dataset_examples(cfg.datasets, fmt, tokenize, log)
         log(f"public datasets: {len(extra)} conversations added, {skipped} rows skipped")
         examples += extra
+    prepend_bos(examples, bos_ids(tok))
     if not any(1 in e["assistant_masks"][: cfg.max_length] for e in examples):
         first = min(e["assistant_masks"].index(1) for e in examples if 1 in e["assistant_masks"])
         raise ValueError(
