@@ -39,8 +39,9 @@ class TurnEnd:
     Gemma or Llama GGUF, or a base botpsy's SFT trained on its format) writes the marker as several
     ordinary tokens, which may merge with the text before it (Gemma 3 has one token for ".<"). There
     the turn ends once the decoded text holds the marker (`reached`), and `cut` gives back the
-    content before it. Either way a Generation's ids are the content's, then the marker's own ids,
-    which is what the agent strips again (`Agent._content_ids`).
+    content before it. Either way a Generation's ids decode to its text and then the marker: the
+    model's own ids where they end with the marker, else the content's and the marker's own ids
+    (what a turn cut at the token cap gets, and the agent strips again: `Agent._content_ids`).
     """
 
     def __init__(self, end_ids: list[int], eos_ids: Iterable[int]):
