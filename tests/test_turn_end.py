@@ -90,29 +90,20 @@ def test_the_transformers_engine_stops_on_a_written_marker(plain_tok, tmp_path, 
     """A real engine on a vocabulary without <|im_end|>: the scripted tokens after the marker are
     never generated, and the text ends before it."""
     pytest.importorskip("transformers")
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    from transformers import PreTrainedTokenizerFast
 
     from botpsy.engine.transformers_engine import TransformersEngine
+    from botpsy.train.distill import tiny_random_teacher
 
     hf_tok = PreTrainedTokenizerFast(tokenizer_object=plain_tok, eos_token=None, pad_token=None)
-    cfg = LlamaConfig(
-        vocab_size=plain_tok.get_vocab_size(),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        num_key_value_heads=2,
-        max_position_embeddings=256,
-        eos_token_id=None,
-    )
-    LlamaForCausalLM(cfg).save_pretrained(tmp_path)
+    tiny_random_teacher(hf_tok, seed=0, max_positions=256).save_pretrained(tmp_path)
     hf_tok.save_pretrained(tmp_path)
     engine = TransformersEngine(tmp_path)
     assert engine.turn_end.textual
-    script = iter(plain_tok.encode("Sure, added." + IM_END + " then rambling on").ids)
-    picked = []
-    engine._pick = lambda logits, temperature: picked.append(1) or next(script)
+    scripted = plain_tok.encode("Sure, added." + IM_END + " then rambling on").ids
+    script = iter(scripted)
+    engine._pick = lambda logits, temperature: next(script)
     gen = engine.generate(plain_tok.encode("Add it").ids, max_tokens=50)
     assert gen.stop == "eos" and gen.text == "Sure, added."
     assert engine.detokenize(gen.ids) == "Sure, added." + IM_END
-    assert len(picked) < len(plain_tok.encode("Sure, added." + IM_END + " then rambling on").ids)
+    assert next(script, None) is not None  # the scripted tokens after the marker were never picked
