@@ -438,7 +438,7 @@ def test_converted_conversation_trains_on_assistant_tokens_only(tmp_path, bpe, r
 def test_dataset_examples_and_shared_prefix(tmp_path, bpe):
     from botpsy.data.public import dataset_examples
     from botpsy.protocol.formats import IM_END, ChatFormat
-    from botpsy.train.sft import shared_system_prefix
+    from botpsy.train.sft import shared_system_prefix, system_block_end
 
     xlam = tmp_path / "xlam.json"
     xlam.write_text(json.dumps([XLAM_ROW, XLAM_ROW]))
@@ -450,19 +450,38 @@ def test_dataset_examples_and_shared_prefix(tmp_path, bpe):
 
     examples, skipped = dataset_examples([f"xlam:{xlam}", str(chat)], fmt, tok, log=quiet)
     assert len(examples) == 3 and skipped == 1
-    end = tok(IM_END)[-1]
+    ends = lambda row: system_block_end(row, lambda ids: bpe.decode(ids, skip_special_tokens=False))  # noqa: E731
     rows = [e["input_ids"] for e in examples]
     labels = [
         [t if m else -100 for t, m in zip(e["input_ids"], e["assistant_masks"], strict=True)]
         for e in examples
     ]
     # rows with different tools share only the block's opening; one row alone shares its whole block
-    n = shared_system_prefix(rows, labels, end)
-    assert 0 < n < rows[0].index(end)
+    n = shared_system_prefix(rows, labels, ends)
+    block = rows[0].index(tok(IM_END)[-1]) + 1
+    assert 0 < n < block
     for e in examples:
         assert e["input_ids"][:n] == rows[0][:n] and e["assistant_masks"][n] == 0
-    alone = shared_system_prefix(rows[:1], labels[:1], end)
-    assert alone == rows[0].index(end) + 1 and examples[0]["assistant_masks"][alone] == 0
+    alone = shared_system_prefix(rows[:1], labels[:1], ends)
+    assert alone == block and examples[0]["assistant_masks"][alone] == 0
+
+
+def test_system_block_end_is_found_through_the_text():
+    from botpsy.train.sft import shared_system_prefix, system_block_end
+
+    # a vocabulary that spells <|im_end|> in pieces, the first merged with the text before it
+    pieces = {1: "sys", 2: "tem.<", 3: "|im_end", 4: "|>", 5: "\n<|im_start|>user", 6: "hi", 7: "ok"}
+
+    def decode(ids):
+        return "".join(pieces[i] for i in ids)
+
+    rows = [[1, 2, 3, 4, 5, 6, 7], [1, 2, 3, 4, 5, 6, 6]]
+    assert system_block_end(rows[0], decode) == 4 and system_block_end([1, 2, 3], decode) == 0
+    labels = [[-100] * 6 + [7], [-100] * 6 + [6]]
+    ends = lambda row: system_block_end(row, decode)  # noqa: E731
+    assert shared_system_prefix(rows, labels, ends) == 4
+    assert shared_system_prefix(rows, [[-100, 2, *[-100] * 5]] * 2, ends) == 0  # a label at position 1
+    assert shared_system_prefix([[1, 2, 3]], [[-100] * 3], ends) == 0  # no block end: nothing is shared
 
 
 def test_recipe_takes_datasets_as_a_comma_separated_override(tmp_path):

@@ -177,3 +177,20 @@ def test_fuzz_every_tool_refuses_cleanly(suite):
                 assert after == before, f"{t.name}({args!r}) changed the state before refusing: {e}"
             except Exception as e:  # pragma: no cover - the failure message is the point
                 pytest.fail(f"{t.name}({args!r}) raised {type(e).__name__}: {e}")
+
+
+def test_find_events_matches_a_day_named_in_the_query():
+    """A model that puts the day into the query ("Thursday 2026-12-03") still finds that day's events."""
+    from botpsy.tools.calendar import CalendarState, create_event, find_events
+
+    state = CalendarState()
+    create_event(state, title="Dentist", start="2026-12-03T10:00")  # a Thursday
+    create_event(state, title="Standup", start="2026-12-04T09:00", location="Room 2")
+
+    def titles(query, **kw):
+        return [e["title"] for e in find_events(state, query=query, **kw)["events"]]
+
+    assert titles("Thursday 2026-12-03") == ["Dentist"]
+    assert titles("fri") == ["Standup"] and titles("2026-12-04, standup") == ["Standup"]
+    assert titles("dentist friday") == [] and titles("th") == []  # every word must match; no stubs
+    assert titles("room", date="2026-12-03") == [] and titles("room") == ["Standup"]

@@ -20,24 +20,30 @@ def test_micro_sft_stage_end_to_end(tmp_path):
     assert figures["n"] == 5 and 0.0 <= figures["success"] <= 1.0
 
 
-def test_shared_prefix_loss_equals_plain_loss():
-    """The prefix-sharing trainer computes the same loss as a plain forward pass (it only saves compute)."""
+@pytest.mark.parametrize("arch", ["llama", "gemma3"])
+def test_shared_prefix_loss_equals_plain_loss(arch):
+    """The prefix-sharing trainer computes the same loss as a plain forward pass (it only saves compute).
+
+    Gemma 3 interleaves sliding-window layers; its window (4) is shorter than the sequence here, so
+    the shared cache must carry the window across the prefix boundary.
+    """
     torch = pytest.importorskip("torch")
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig, LlamaConfig, LlamaForCausalLM
 
     from botpsy.train.sft import make_trainer_class
 
     torch.manual_seed(0)
-    model = LlamaForCausalLM(
-        LlamaConfig(
-            hidden_size=64,
-            intermediate_size=128,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            num_key_value_heads=2,
-            vocab_size=97,
-        )
+    shape = dict(
+        hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, vocab_size=97
     )
+    if arch == "llama":
+        model = LlamaForCausalLM(LlamaConfig(num_key_value_heads=2, **shape))
+    else:
+        kinds = ["sliding_attention", "full_attention"]
+        config = Gemma3TextConfig(
+            num_key_value_heads=1, head_dim=16, sliding_window=4, layer_types=kinds, **shape
+        )
+        model = Gemma3ForCausalLM(config)
     prefix = [5, 6, 7, 8, 9, 10]
     ids = torch.tensor([prefix + [11, 12, 13, 14, 0], prefix + [21, 22, 23, 24, 25]])
     attn = torch.tensor([[1] * 10 + [0], [1] * 11])
@@ -45,7 +51,7 @@ def test_shared_prefix_loss_equals_plain_loss():
     labels[:, :8] = -100
     labels[attn == 0] = -100
     trainer_cls = make_trainer_class()
-    trainer_cls.prefix_end_id = 10  # closes the "system block" [5..10]
+    trainer_cls.block_end = staticmethod(lambda row: row.index(10) + 1)  # the "system block" is [5..10]
     ours = trainer_cls.compute_loss(
         object.__new__(trainer_cls), model, {"input_ids": ids, "attention_mask": attn, "labels": labels}
     )

@@ -129,23 +129,35 @@ def list_events(state: CalendarState, date: str, end_date: str | None = None) ->
 
 @tool()
 def find_events(state: CalendarState, query: str, date: str | None = None) -> dict:
-    """Find events by words in their title, place or attendees.
+    """Find events by words in their title, place or attendees, or by a day named in the query.
 
     Args:
-        query: words to look for
+        query: words to look for; a YYYY-MM-DD or a weekday matches events on that day
         date: YYYY-MM-DD, only that day
     """
-    words = query.casefold().split()
+    words = query.casefold().replace(",", " ").split()
     if not words:
         raise ToolError("query: give at least one word to look for")
     day = parse_date(date, "date") if date else None
     hits = []
     for e in state.events:
         hay = " ".join([e.title, e.location, *e.attendees]).casefold()
-        if all(w in hay for w in words) and (day is None or e.start_dt().date() == day):
+        start = e.start_dt().date()
+        if all(w in hay or _names_day(w, start) for w in words) and (day is None or start == day):
             hits.append(e)
     hits.sort(key=lambda e: e.start)
     return {"events": [e.summary() for e in hits]}
+
+
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+def _names_day(word: str, day: date) -> bool:
+    """Whether a query word is that day's ISO date or its weekday ("thursday", "thu")."""
+    if word == day.isoformat():
+        return True
+    name = _WEEKDAYS[day.weekday()]
+    return len(word) >= 3 and name.startswith(word)
 
 
 @tool(mutates=True)

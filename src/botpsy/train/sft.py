@@ -22,6 +22,7 @@ import json
 import math
 import os
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
@@ -54,14 +55,14 @@ def make_trainer_class():
     from trl import SFTTrainer
 
     class PrefixSharingSFTTrainer(SFTTrainer):
-        prefix_end_id: int = -1  # the token that closes the system turn (<|im_end|>)
+        block_end = None  # row ids -> the position just past the system block (`system_block_end`)
 
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
             ids, labels = inputs["input_ids"], inputs["labels"]
             mask = inputs.get("attention_mask")
             if mask is None:
                 mask = torch.ones_like(ids)
-            n_pre = shared_system_prefix(ids.tolist(), labels.tolist(), self.prefix_end_id)
+            n_pre = shared_system_prefix(ids.tolist(), labels.tolist(), self.block_end)
             if n_pre == 0:
                 raise ValueError("every training sequence must start with an untrained system block")
             prefix = ids[0, :n_pre]
@@ -157,7 +158,7 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
         gradient_checkpointing=False,  # recomputation costs a third more compute; memory is not the limit here
     )
     trainer_cls = make_trainer_class() if cfg.shared_prefix else SFTTrainer
-    trainer_cls.prefix_end_id = tokenize(IM_END)[-1]
+    trainer_cls.block_end = staticmethod(lambda row: system_block_end(row, tok.decode))
     trainer = trainer_cls(
         model=model,
         args=args,
@@ -219,23 +220,41 @@ def mix_config(cfg: SFTStageConfig):
     )
 
 
-def shared_system_prefix(ids: list[list[int]], labels: list[list[int]], end_id: int) -> int:
+def shared_system_prefix(ids: list[list[int]], labels: list[list[int]], block_end: Callable) -> int:
     """How many leading tokens all rows share inside their system block and before any label.
 
-    A row's system block ends at its first `end_id` (<|im_end|>). The shared-prefix trainer never
-    predicts the token right after the prefix, so that token must be unlabelled too: the bound is
-    the first labelled position minus one. 0 when the rows share nothing usable.
+    `block_end(row)` gives the position just past a row's system block. The shared-prefix trainer
+    never predicts the token right after the prefix, so that token must be unlabelled too: the
+    bound is the first labelled position minus one. 0 when the rows share nothing usable.
     """
     bound = None
     for row, lab in zip(ids, labels, strict=True):
-        end = row.index(end_id) + 1 if end_id in row else 0
         first = next((i for i, v in enumerate(lab) if v != -100), len(row))
-        b = min(end, first - 1)
+        b = min(block_end(row), first - 1)
         bound = b if bound is None else min(bound, b)
     n = 0
     while n < (bound or 0) and all(row[n] == ids[0][n] for row in ids):
         n += 1
     return n
+
+
+def system_block_end(row: list[int], decode: Callable[[list[int]], str]) -> int:
+    """The length of the shortest head of `row` whose text holds the first <|im_end|>; 0 if none.
+
+    Found through the text, not by matching ids: SmolLM2 has <|im_end|> as one special token, but
+    Gemma's vocabulary spells it in pieces that merge with the character before it (".<", "|",
+    "im", ...), so no fixed id sequence marks the end of the block.
+    """
+    if IM_END not in decode(row):
+        return 0
+    lo, hi = 1, len(row)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if IM_END in decode(row[:mid]):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 def adapter_folder(path: str) -> Path:
