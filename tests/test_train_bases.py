@@ -67,3 +67,21 @@ def test_a_gemma3_adapter_gets_llama_cpp_tensor_names(tmp_path, one_torch_thread
         "blk.1.attn_output.weight.lora_a",
     } <= names
     assert len(names) == 2 * 7 * 2  # two layers, seven projections, A and B
+
+
+class _Vocab:
+    """The part of a Hugging Face tokenizer that `rendered_prompt_ids` reads: one id per character."""
+
+    def __init__(self, add_bos: bool):
+        self.add_bos_token, self.bos_token_id = add_bos, 2
+
+    def __call__(self, text, add_special_tokens=True):
+        assert add_special_tokens is False  # botpsy renders every special marker itself
+        return {"input_ids": [[ord(c) for c in t] for t in text]}
+
+
+def test_rl_prompts_open_with_bos_where_the_vocabulary_asks_for_it():
+    from botpsy.train.common import rendered_prompt_ids
+
+    assert rendered_prompt_ids(_Vocab(True), ["ab", "c"]) == [[2, 97, 98], [2, 99]]  # Gemma
+    assert rendered_prompt_ids(_Vocab(False), ["ab"]) == [[97, 98]]  # SmolLM2

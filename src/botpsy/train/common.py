@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from botpsy.engine.base import bos_ids
 from botpsy.models import PACKAGE_BASES, base_gguf
 
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -134,6 +135,16 @@ def check_same_tokenizer(student_tok, teacher_tok, teacher_name: str) -> None:
             "per-token KL over one shared vocabulary; use a teacher of the student's model family "
             "(same tokenizer), or distil across tokenizers with another method (e.g. TRL's GOLD)"
         )
+
+
+def rendered_prompt_ids(tok, prompts: list[str]) -> list[list[int]]:
+    """Token ids of prompts that botpsy rendered itself (RL and distillation rollouts).
+
+    No special tokens are added but the vocabulary's <bos> (Gemma's; SmolLM2 has none), which the
+    engines and the SFT data open every conversation with (`engine.base.bos_ids`).
+    """
+    bos = bos_ids(tok)
+    return [bos + ids for ids in tok(text=prompts, add_special_tokens=False)["input_ids"]]
 
 
 def lora_config(r: int, alpha: int, targets: tuple[str, ...] = LORA_TARGETS):

@@ -28,6 +28,7 @@ from pathlib import Path
 from botpsy.train.common import (
     cpu_args,
     lora_config,
+    rendered_prompt_ids,
     save_checkpoint,
     time_budget_callback,
     train,
@@ -48,8 +49,7 @@ def make_dynamic_sampling_trainer():
 
         def _tokenize_prompts(self, prompts):
             if isinstance(prompts[0], str):
-                # botpsy renders prompts itself: no BOS or other special tokens may be added
-                return self.processing_class(text=prompts, add_special_tokens=False)["input_ids"], None, {}
+                return rendered_prompt_ids(self.processing_class, prompts), None, {}
             return super()._tokenize_prompts(prompts)
 
         def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):

@@ -45,6 +45,7 @@ from botpsy.train.common import (
     load_policy,
     lora_config,
     parse_pairs,
+    rendered_prompt_ids,
     save_checkpoint,
     time_budget_callback,
     train,
@@ -172,8 +173,7 @@ def make_routed_trainer():
 
         def _tokenize_prompts(self, prompts):
             if isinstance(prompts[0], str):
-                # botpsy renders prompts itself: no BOS or other special tokens may be added
-                return self.processing_class(text=prompts, add_special_tokens=False)["input_ids"], None, {}
+                return rendered_prompt_ids(self.processing_class, prompts), None, {}
             return super()._tokenize_prompts(prompts)
 
         def _generate_and_score_completions(self, inputs):
