@@ -129,12 +129,14 @@ def list_events(state: CalendarState, date: str, end_date: str | None = None) ->
 
 @tool()
 def find_events(state: CalendarState, query: str, date: str | None = None) -> dict:
-    """Find events by words in their title, place or attendees, or by a day named in the query.
+    """Find events by words in their title, place or attendees.
 
     Args:
-        query: words to look for; a YYYY-MM-DD or a weekday matches events on that day
+        query: words to look for
         date: YYYY-MM-DD, only that day
     """
+    # A word that names the event's day also matches it ("Thursday 2026-12-03"): models put the day
+    # into the query. The schema keeps its old wording, which the embedded model was trained on.
     words = query.casefold().replace(",", " ").split()
     if not words:
         raise ToolError("query: give at least one word to look for")
