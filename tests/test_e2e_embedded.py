@@ -53,9 +53,16 @@ def test_without_yes_and_without_a_terminal_actions_are_declined(tmp_path, capsy
     assert not (tmp_path / "calendar.ics").exists() or ics.load(tmp_path / "calendar.ics").events == []
 
 
-def test_demo_runs(capsys):
+def test_demo_gets_every_time_right(capsys):
+    """The README's first command: the Dec 3 event is found by its day, then moved to Dec 4 at 14:00.
+
+    (That it is created at 10:00 is `test_run_adds_the_dentist_appointment`'s check.)
+    """
     assert main(["demo"]) == 0
-    assert "BEGIN:VCALENDAR" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    lookup = out.split("What do I have on December 3?")[1].split("you>")[0]
+    assert "dentist" in lookup.split("botpsy>")[1].casefold(), lookup  # the answer names the event found
+    assert "DTSTART:20261204T140000" in out and out.count("BEGIN:VEVENT") == 1
 
 
 def test_embedded_model_on_held_out_tasks(capsys, tmp_path):
