@@ -13,6 +13,7 @@ from datetime import date, datetime, time, timedelta
 
 from pydantic import BaseModel, Field
 
+from botpsy.agent.dates import WEEKDAYS
 from botpsy.tools.base import ToolError, suite, tool
 
 DT_FORMAT = "%Y-%m-%dT%H:%M"
@@ -151,14 +152,11 @@ def find_events(state: CalendarState, query: str, date: str | None = None) -> di
     return {"events": [e.summary() for e in hits]}
 
 
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-
-
 def _names_day(word: str, day: date) -> bool:
     """Whether a query word is that day's ISO date or its weekday ("thursday", "thu")."""
     if word == day.isoformat():
         return True
-    name = _WEEKDAYS[day.weekday()]
+    name = WEEKDAYS[day.weekday()]
     return len(word) >= 3 and name.startswith(word)
 
 
