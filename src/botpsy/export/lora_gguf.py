@@ -7,6 +7,10 @@ source at run time is not an option offline. The format is small: `general.type 
 `<gguf name of W>.lora_a` (PEFT's `lora_A`, shape r×in) and `.lora_b` (`lora_B`, out×r). Names come
 from gguf-py's own `TensorNameMap`, so they match what the model converter writes. llama.cpp scales
 the update by alpha / r, as PEFT does without rsLoRA.
+
+`read_lora_gguf` reads such a file back (gguf-py's reader), so training can continue from an adapter
+that exists only as GGUF, like the embedded default's. Its weights come back as the float16 the
+writer stored.
 """
 
 from __future__ import annotations
@@ -73,3 +77,28 @@ def write_lora_gguf(adapter_dir: Path, out_path: Path, architecture: str, n_laye
     writer.write_tensors_to_file()
     writer.close()
     return out_path
+
+
+def read_lora_gguf(path: Path) -> tuple[str, float, dict[str, np.ndarray]]:
+    """(llama.cpp architecture, alpha, {GGUF tensor name: float32 array}) of a GGUF LoRA adapter."""
+    import gguf
+
+    path = Path(path)
+    try:
+        reader = gguf.GGUFReader(str(path))
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{path} is not a readable GGUF file: {e}") from None
+
+    def field(key: str):
+        f = reader.fields.get(key)
+        return None if f is None else f.contents()
+
+    if field("general.type") != "adapter" or field(gguf.Keys.Adapter.TYPE) != "lora":
+        raise ValueError(f"{path} is not a GGUF LoRA adapter (general.type {field('general.type')!r})")
+    alpha, arch = field(gguf.Keys.Adapter.LORA_ALPHA), field("general.architecture")
+    if alpha is None or arch is None:
+        raise ValueError(f"{path} lacks adapter.lora.alpha or general.architecture")
+    tensors = {t.name: np.array(t.data, dtype=np.float32) for t in reader.tensors}
+    if not tensors:
+        raise ValueError(f"no LoRA tensors in {path}")
+    return str(arch), float(alpha), tensors

@@ -155,6 +155,53 @@ def lora_config(r: int, alpha: int, targets: tuple[str, ...] = LORA_TARGETS):
     )
 
 
+def peft_folder_from_gguf(gguf_path: Path, model, out_dir: Path) -> Path:
+    """Write the PEFT folder of a GGUF LoRA adapter over `model`, the transformers base it was
+    trained on, so that `PeftModel.from_pretrained` can continue training it. Names map back through
+    the base's own linear layers; a different architecture or a shape that does not fit is an error."""
+    import gguf
+    from safetensors.numpy import save_file
+
+    from botpsy.export.lora_gguf import gguf_arch, read_lora_gguf
+
+    arch, alpha, tensors = read_lora_gguf(gguf_path)
+    want = gguf_arch(model.config)
+    if arch != want:
+        raise ValueError(f"{gguf_path} adapts a {arch} model; the base is {want}")
+    name_map = gguf.get_tensor_name_map(
+        getattr(gguf.MODEL_ARCH, arch.upper()), model.config.num_hidden_layers
+    )
+    linears = {}
+    for name, module in model.named_modules():
+        weight = getattr(module, "weight", None)
+        if weight is not None and weight.ndim == 2 and name:
+            gguf_name = name_map.get_name(name + ".weight", try_suffixes=(".weight",))
+            if gguf_name is not None:
+                linears[gguf_name] = (name, tuple(weight.shape))
+    peft_tensors, targets, ranks = {}, set(), set()
+    for key, data in tensors.items():
+        stem, _, which = key.rpartition(".lora_")
+        if which not in ("a", "b") or stem not in linears:
+            raise ValueError(f"{gguf_path}: tensor {key} adapts no linear layer of the base")
+        name, (out_f, in_f) = linears[stem]
+        rank = data.shape[0] if which == "a" else data.shape[1]
+        if data.shape != ((rank, in_f) if which == "a" else (out_f, rank)):
+            raise ValueError(
+                f"{gguf_path}: {key} has shape {data.shape}, which does not fit {name} {(out_f, in_f)}"
+            )
+        peft_tensors[f"base_model.model.{name}.lora_{which.upper()}.weight"] = data
+        targets.add(name.rsplit(".", 1)[-1])
+        ranks.add(rank)
+    if len(ranks) != 1:
+        raise ValueError(f"{gguf_path}: LoRA ranks differ across layers ({sorted(ranks)})")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    save_file(peft_tensors, str(out_dir / "adapter_model.safetensors"))
+    cfg = lora_config(ranks.pop(), int(alpha) if alpha.is_integer() else alpha, tuple(sorted(targets)))
+    cfg.save_pretrained(str(out_dir))
+    return out_dir
+
+
 def device_args(use_cpu: bool | None = None) -> dict[str, Any]:
     """Where a stage trains: the CPU in fp32, or the GPU in bf16 where it has it (the scale preset)."""
     import torch

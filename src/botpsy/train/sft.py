@@ -29,10 +29,12 @@ from pathlib import Path
 from botpsy.data.mix import MixConfig, mix_conversations
 from botpsy.data.public import dataset_examples
 from botpsy.data.sft import mix_examples, prepend_bos, write_jsonl
-from botpsy.engine.base import bos_ids
+from botpsy.engine.base import EngineError, bos_ids
 from botpsy.export.lora_gguf import gguf_arch, write_lora_gguf
+from botpsy.models import EMBEDDED
+from botpsy.models import resolve as resolve_model
 from botpsy.protocol.formats import IM_END, ChatFormat
-from botpsy.train.common import TimeBudget, device_args, load_base, lora_config
+from botpsy.train.common import TimeBudget, device_args, load_base, lora_config, peft_folder_from_gguf
 from botpsy.train.presets import resolve
 from botpsy.train.sft_config import SFTStageConfig
 
@@ -94,7 +96,7 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
     from peft import PeftModel, get_peft_model
     from trl import SFTConfig, SFTTrainer
 
-    init = adapter_folder(cfg.init_adapter) if cfg.init_adapter else None  # fail before any work
+    init = init_adapter_source(cfg.init_adapter) if cfg.init_adapter else None  # fail before any work
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "config.json").write_text(json.dumps(asdict(cfg), indent=2))
@@ -132,6 +134,8 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
     log(f"{len(examples)} conversations, {n_tokens} tokens ({n_train} trained on)")
 
     if init:
+        if init.suffix == ".gguf":  # the float16 weights llama.cpp reads, back as a PEFT folder
+            init = peft_folder_from_gguf(init, model, out_dir / "init_adapter")
         model = PeftModel.from_pretrained(model, str(init), is_trainable=True)
         lora = model.peft_config["default"]
         log(f"continuing from {init} (LoRA r {lora.r}, alpha {lora.lora_alpha})")
@@ -257,15 +261,28 @@ def system_block_end(row: list[int], decode: Callable[[list[int]], str]) -> int:
     return lo
 
 
-def adapter_folder(path: str) -> Path:
-    """The PEFT folder `path` names: itself, or the `adapter/` an SFT run wrote inside it."""
+def init_adapter_source(path: str) -> Path:
+    """The adapter `sft.init_adapter` names: a PEFT folder (itself, or the `adapter/` an SFT run wrote
+    in it), or a GGUF LoRA adapter (a .gguf file, a model folder's manifest, or "embedded")."""
+    if path == EMBEDDED:
+        return resolve_model(EMBEDDED).adapter
     p = Path(path).expanduser()
+    if p.is_file() and p.suffix == ".gguf":
+        return p
     for cand in (p, p / "adapter"):
         if (cand / "adapter_config.json").is_file():
             return cand
+    if (p / "manifest.json").is_file():
+        try:
+            adapter = resolve_model(str(p)).adapter
+        except EngineError as e:
+            raise ValueError(f"sft.init_adapter={path}: {e}") from None
+        if adapter is not None and adapter.suffix == ".gguf":
+            return adapter
     raise ValueError(
         f"sft.init_adapter={path}: no LoRA adapter there (adapter_config.json in it or in its adapter/ "
-        "folder); give the folder an SFT run wrote (--out) or its adapter/ folder"
+        "folder, a .gguf adapter, or a model folder whose manifest names one); give the folder an SFT "
+        "run wrote (--out), its adapter/ folder, a .gguf adapter or 'embedded'"
     )
 
 

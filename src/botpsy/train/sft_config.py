@@ -105,9 +105,10 @@ class SFTStageConfig:
     init_adapter: str = field(
         default="",
         metadata={
-            "help": "continue from a LoRA adapter (a PEFT folder, or a run folder holding adapter/): its "
-            "weights start this run, and its rank, alpha and targets replace lora_r, lora_alpha and "
-            "lora_targets; empty: a fresh adapter"
+            "help": "continue from a LoRA adapter (a PEFT folder, a run folder holding adapter/, a .gguf "
+            "adapter, a model folder with a manifest, or 'embedded'): its weights start this run, and "
+            "its rank, alpha and targets replace lora_r, lora_alpha and lora_targets; empty: a fresh "
+            "adapter"
         },
     )
     shared_prefix: bool = field(
