@@ -41,3 +41,22 @@ def test_a_symlink_is_written_through(tmp_path):
     link.symlink_to(real)
     write_atomic(link, lambda f: f.write(b"new"))
     assert link.is_symlink() and real.read_bytes() == b"new"
+
+
+def test_run_state_stopped_mid_write_keeps_the_old_file(tmp_path, monkeypatch):
+    import json
+
+    from botpsy import atomic
+    from botpsy.train.runner import write_json
+
+    done = tmp_path / "done.json"
+    write_json(done, {"best": "sft/checkpoint-10"})
+
+    def stopped(fd):
+        raise KeyboardInterrupt  # Ctrl-C after the bytes were written, before the rename
+
+    monkeypatch.setattr(atomic.os, "fsync", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        write_json(done, {"best": "sft/checkpoint-20", "start": "base"})
+    assert json.loads(done.read_text()) == {"best": "sft/checkpoint-10"}
+    assert list(tmp_path.iterdir()) == [done]

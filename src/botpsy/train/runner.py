@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from botpsy.atomic import write_atomic
 from botpsy.export.release import export_model
 from botpsy.train.common import hf_dir, load_policy, save_checkpoint
 from botpsy.train.distill import run_mopd
@@ -29,6 +30,12 @@ from botpsy.train.report import copy_report, write_report
 from botpsy.train.rl_tools import RL1Config, run_rl1
 from botpsy.train.rl_verifiable import RL2Config, run_rl2
 from botpsy.train.sft import run_sft
+
+
+def write_json(path: Path, obj: Any) -> None:
+    """Run state (scores, done markers, timings) replaced in one step: a run stopped mid-write
+    leaves the old file, so resuming never reads half a JSON document."""
+    write_atomic(path, lambda f: f.write(json.dumps(obj, indent=2).encode()))
 
 
 def materialize(adapter_dir: Path, start: str | Path, out: Path, name: str) -> Path:
@@ -81,9 +88,9 @@ def select_best(stage: str, stage_dir: Path, start: Path, spec: EvalSpec, log=pr
             materialize(stage_dir / "checkpoints" / key, start, folder, f"botpsy-{stage}-{key}")
         scores[key] = dev_score(folder, spec)
         log(f"{stage}: dev score of {key}: {scores[key]}")
-        path.write_text(json.dumps({"scores": scores}, indent=2))
+        write_json(path, {"scores": scores})
     best = max(scores, key=lambda k: (scores[k], k == "final"))
-    path.write_text(json.dumps({"scores": scores, "best": best}, indent=2))
+    write_json(path, {"scores": scores, "best": best})
     return pool[best]
 
 
@@ -114,7 +121,7 @@ def _timed(root: Path, stage: str, phase: str, fn, *args):
         spent = timings(root)
         phases = spent.setdefault(stage, {})
         phases[phase] = round(phases.get(phase, 0.0) + time.perf_counter() - t0, 1)
-        (root / TIMINGS).write_text(json.dumps(spent, indent=2))
+        write_json(root / TIMINGS, spent)
 
 
 def _figures(folder: Path, spec: EvalSpec, world_tasks: int | None, log) -> dict[str, Any]:
@@ -122,7 +129,7 @@ def _figures(folder: Path, spec: EvalSpec, world_tasks: int | None, log) -> dict
     if path.exists():
         return json.loads(path.read_text())
     figures = heldout_figures(folder, spec, world_tasks, log)
-    path.write_text(json.dumps(figures, indent=2))
+    write_json(path, figures)
     return figures
 
 
@@ -190,11 +197,11 @@ def run_stages(preset: str, plan: dict[str, Any], root: Path, log=print) -> dict
             _timed(root, stage, "train", _train, stage, cfg, start, stage_dir, base_dir, resolve_source, log)
             merge_start = base_dir if stage == "sft" else start
             best = _timed(root, stage, "select", select_best, stage, stage_dir, merge_start, spec, log)
-            done.write_text(json.dumps({"best": str(best), "start": str(start)}, indent=2))
+            write_json(done, {"best": str(best), "start": str(start)})
         best = Path(json.loads(done.read_text())["best"])
         figures = _timed(root, stage, "eval", _figures, best, spec, item["eval_tasks"], log)
         if best != stage_dir:  # a candidate won: its figures also go where the stage's figures live
-            (stage_dir / "eval.json").write_text(json.dumps(figures, indent=2))
+            write_json(stage_dir / "eval.json", figures)
         rows.append(_stage_row(stage_dir, stage, best, figures))
         log(f"held-out figures of {stage}: {json.dumps({k: v for k, v in figures.items() if k != 'items'})}")
         if stage == "mopd":
@@ -304,7 +311,7 @@ def train_specialist(skill: str, start: str, out: Path, plan: dict[str, Any], lo
         cfg = plan["stages"].get("rl2", {}).get("config") or RL2Config()
         cfg = dataclasses.replace(cfg, max_steps=steps, student="", domains=SPECIALIST_DOMAINS[skill])
         run_rl2(cfg, start, out, log=log)
-    done.write_text(json.dumps({"best": str(out), "start": start}))
+    write_json(done, {"best": str(out), "start": start})
     return str(out)
 
 
@@ -343,4 +350,4 @@ def _fold_sft(stage_dir: Path, base_dir: Path) -> None:
     merged.save_pretrained(stage_dir / "hf")
     tok.save_pretrained(stage_dir / "hf")
     manifest["hf"] = "hf"
-    manifest_path.write_text(json.dumps(manifest, indent=2))
+    write_json(manifest_path, manifest)
