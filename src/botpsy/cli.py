@@ -201,8 +201,8 @@ def build_parser() -> argparse.ArgumentParser:
             sp.add_argument(
                 "--suites",
                 default="calendar",
-                help="comma-separated tool suites to offer the model, or 'all' (default: calendar, "
-                "what the embedded model was trained on)",
+                help="comma-separated tool suites to offer the model, or 'all' (default: calendar; "
+                "with 'all', --tool-top-k 12 keeps the prompt as the embedded model saw it in training)",
             )
 
     def grammar_arg(sp):
