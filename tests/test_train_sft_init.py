@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -61,6 +62,8 @@ def test_a_run_continues_from_the_adapter_it_is_given(tmp_path, tiny_qwen_dir, o
         log=lambda *_: None,
     )
     third = _lora(tmp_path / "third")
+    summary = json.loads((tmp_path / "third" / "train_summary.json").read_text())
+    assert summary["init_adapter_sha256"] == hashlib.sha256(gguf_only.read_bytes()).hexdigest()
     assert first.keys() == third.keys()
     for k in first:
         assert third[k].shape == first[k].shape

@@ -18,6 +18,7 @@ alone: `python -m botpsy.train.sft --preset tiny --out runs/sft-all [--set sft.F
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -97,6 +98,8 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
     from trl import SFTConfig, SFTTrainer
 
     init = init_adapter_source(cfg.init_adapter) if cfg.init_adapter else None  # fail before any work
+    # which weights it started from: "embedded" names a different adapter after each release
+    init_sha = hashlib.sha256(init.read_bytes()).hexdigest() if init and init.suffix == ".gguf" else None
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "config.json").write_text(json.dumps(asdict(cfg), indent=2))
@@ -204,6 +207,7 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
         "conversations": len(examples),
         "tokens": n_tokens,
         "init_adapter": cfg.init_adapter or None,
+        **({"init_adapter_sha256": init_sha} if init_sha else {}),
     }
     (out_dir / "train_summary.json").write_text(json.dumps(summary, indent=2))
     log(f"done: {summary}")
