@@ -30,6 +30,8 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
+from botpsy.tools.calendar import WEEKDAYS
+
 MONTHS = {
     m: i + 1
     for i, names in enumerate(
@@ -50,7 +52,6 @@ MONTHS = {
     )
     for m in names
 }
-WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 _MONTH = r"(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _YEAR = r"(?:,?\s+(?P<year>20\d\d))?"

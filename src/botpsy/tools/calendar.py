@@ -13,7 +13,6 @@ from datetime import date, datetime, time, timedelta
 
 from pydantic import BaseModel, Field
 
-from botpsy.agent.dates import WEEKDAYS
 from botpsy.tools.base import ToolError, suite, tool
 
 DT_FORMAT = "%Y-%m-%dT%H:%M"
@@ -150,6 +149,9 @@ def find_events(state: CalendarState, query: str, date: str | None = None) -> di
             hits.append(e)
     hits.sort(key=lambda e: e.start)
     return {"events": [e.summary() for e in hits]}
+
+
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 
 def _names_day(word: str, day: date) -> bool:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from botpsy.engine.base import bos_ids
+from botpsy.export.lora_gguf import gguf_arch, read_lora_gguf
 from botpsy.models import PACKAGE_BASES, base_gguf
 
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -161,8 +162,6 @@ def peft_folder_from_gguf(gguf_path: Path, model, out_dir: Path) -> Path:
     the base's own linear layers; a different architecture or a shape that does not fit is an error."""
     import gguf
     from safetensors.numpy import save_file
-
-    from botpsy.export.lora_gguf import gguf_arch, read_lora_gguf
 
     arch, alpha, tensors = read_lora_gguf(gguf_path)
     want = gguf_arch(model.config)
