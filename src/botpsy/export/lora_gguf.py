@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -43,6 +44,16 @@ def gguf_arch(config) -> str:
         ) from None
 
 
+def gguf_weight_names(architecture: str, n_layers: int) -> Callable[[str], str | None]:
+    """A Hugging Face module name ("model.layers.0.self_attn.q_proj") -> the GGUF name of its weight
+    ("blk.0.attn_q.weight") in that llama.cpp architecture, or None. Writing and reading adapters
+    both go through it, so the names map back exactly."""
+    import gguf
+
+    name_map = gguf.get_tensor_name_map(getattr(gguf.MODEL_ARCH, architecture.upper()), n_layers)
+    return lambda module: name_map.get_name(module + ".weight", try_suffixes=(".weight",))
+
+
 def write_lora_gguf(adapter_dir: Path, out_path: Path, architecture: str, n_layers: int) -> Path:
     import gguf
     from safetensors.numpy import load_file
@@ -52,9 +63,10 @@ def write_lora_gguf(adapter_dir: Path, out_path: Path, architecture: str, n_laye
     if cfg.get("use_rslora"):
         raise ValueError("rsLoRA scales by alpha/sqrt(r); llama.cpp adapters assume alpha/r")
     tensors = load_file(str(adapter_dir / "adapter_model.safetensors"))
-    arch = getattr(gguf.MODEL_ARCH, architecture.upper())
-    name_map = gguf.get_tensor_name_map(arch, n_layers)
-    writer = gguf.GGUFWriter(str(out_path), gguf.MODEL_ARCH_NAMES[arch])
+    weight_name = gguf_weight_names(architecture, n_layers)
+    writer = gguf.GGUFWriter(
+        str(out_path), gguf.MODEL_ARCH_NAMES[getattr(gguf.MODEL_ARCH, architecture.upper())]
+    )
     writer.add_type(gguf.GGUFType.ADAPTER)
     writer.add_string(gguf.Keys.Adapter.TYPE, "lora")
     writer.add_float32(gguf.Keys.Adapter.LORA_ALPHA, float(cfg["lora_alpha"]))
@@ -64,7 +76,7 @@ def write_lora_gguf(adapter_dir: Path, out_path: Path, architecture: str, n_laye
         if not m:
             raise ValueError(f"unexpected tensor {key} in the adapter (only lora_A/lora_B are supported)")
         base_name, which = m.group(1), m.group(2)
-        gguf_name = name_map.get_name(base_name + ".weight", try_suffixes=(".weight",))
+        gguf_name = weight_name(base_name)
         if gguf_name is None:
             raise ValueError(f"no GGUF name for {base_name} in architecture {architecture}")
         data = tensors[key].astype(np.float16)

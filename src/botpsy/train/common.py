@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from botpsy.engine.base import bos_ids
-from botpsy.export.lora_gguf import gguf_arch, read_lora_gguf
+from botpsy.export.lora_gguf import gguf_arch, gguf_weight_names, read_lora_gguf
 from botpsy.models import PACKAGE_BASES, base_gguf
 
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -160,21 +160,18 @@ def peft_folder_from_gguf(gguf_path: Path, model, out_dir: Path) -> Path:
     """Write the PEFT folder of a GGUF LoRA adapter over `model`, the transformers base it was
     trained on, so that `PeftModel.from_pretrained` can continue training it. Names map back through
     the base's own linear layers; a different architecture or a shape that does not fit is an error."""
-    import gguf
     from safetensors.numpy import save_file
 
     arch, alpha, tensors = read_lora_gguf(gguf_path)
     want = gguf_arch(model.config)
     if arch != want:
         raise ValueError(f"{gguf_path} adapts a {arch} model; the base is {want}")
-    name_map = gguf.get_tensor_name_map(
-        getattr(gguf.MODEL_ARCH, arch.upper()), model.config.num_hidden_layers
-    )
+    weight_name = gguf_weight_names(arch, model.config.num_hidden_layers)
     linears = {}
     for name, module in model.named_modules():
         weight = getattr(module, "weight", None)
         if weight is not None and weight.ndim == 2 and name:
-            gguf_name = name_map.get_name(name + ".weight", try_suffixes=(".weight",))
+            gguf_name = weight_name(name)
             if gguf_name is not None:
                 linears[gguf_name] = (name, tuple(weight.shape))
     peft_tensors, targets, ranks = {}, set(), set()
