@@ -10,6 +10,7 @@ from botpsy.agent.detectors import action_claims
 from botpsy.agent.loop import declined_result
 from botpsy.data.mix import (
     MixConfig,
+    completed_variant,
     declined_variant,
     domain_list,
     mix_conversations,
@@ -17,7 +18,7 @@ from botpsy.data.mix import (
     task_weights,
     vary,
 )
-from botpsy.data.synthetic_tools import synthetic_conversation
+from botpsy.data.synthetic_tools import APIS, OVERLAPS, synthetic_conversation, unlisted_request
 from botpsy.worlds import DOMAINS, get_domain
 
 JSON_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool}
@@ -84,6 +85,65 @@ def test_a_sensitive_task_that_asks_first_has_no_declined_variant():
     confirm = {t.name for t in domain.tools if t.labels.needs_confirmation}
     asks = [t for t in domain.generate(60, 2, "train") if t.kind == "sensitive"]
     assert asks and all(declined_variant(t, confirm) is None for t in asks)
+
+
+def test_a_completed_missing_info_request_goes_straight_to_the_calls():
+    """The calendar's "Add a haircut at 10am" + "On December 3." is one request whose gold creates
+    the event at once: the same create call as after asking, and no question first."""
+    tasks = [t for t in get_domain("calendar").generate(80, 5, "train") if t.kind == "missing_info"]
+    assert tasks
+    for task in tasks:
+        request, gold = completed_variant(task)
+        answer = task.gold_messages()[1].content
+        assert request.startswith(task.user.rstrip()) and request.endswith(answer.strip())
+        assert gold[0].role == "assistant" and gold[0].tool_calls  # no question before the call
+        assert all(m.role != "user" for m in gold)
+        assert [(c.name, c.arguments) for c in task.gold_calls] == [
+            (c.name, c.arguments) for m in gold for c in m.tool_calls
+        ]
+
+
+def test_tasks_that_are_not_one_ask_then_calls_have_no_completed_variant():
+    calendar = get_domain("calendar").generate(60, 5, "train")
+    assert all(completed_variant(t) is None for t in calendar if t.kind != "missing_info")
+    telecom = [t for t in get_domain("telecom").generate(80, 5, "train") if any(t.user_actions)]
+    assert telecom and all(completed_variant(t) is None for t in telecom)
+
+
+def test_completed_share_replaces_asks_with_direct_calls():
+    def asks(cfg):
+        convs = mix_conversations(40, seed=2, cfg=cfg)
+        return sum(
+            1
+            for c in convs
+            for a, b in zip(c.messages, c.messages[1:], strict=False)
+            if a.role == "assistant" and not a.tool_calls and b.role == "user" and "?" in a.content
+        )
+
+    base = MixConfig(domains=("calendar",), task_weights=("missing_info=5",), synthetic_share=0)
+    assert asks(MixConfig(**{**base.__dict__, "completed_share": 1.0})) < asks(base)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_an_unlisted_request_names_no_listed_or_overlapping_api(seed):
+    rng = random.Random(seed)
+    apis = rng.sample(APIS, 4)
+    request = unlisted_request(rng, apis)
+    near = {a[1] for a in apis}.union(*(g for g in OVERLAPS if g & {a[1] for a in apis}))
+    assert request and not any(a[2].casefold() in request.casefold() for a in APIS if a[1] in near)
+
+
+def test_unlisted_requests_get_no_call():
+    tools, msgs = synthetic_conversation(random.Random(1), requests=40, unlisted=1.0)
+    assert len([m for m in msgs if m.role == "user"]) == 40
+    assert not any(m.tool_calls for m in msgs)
+    assert all("none of my tools" in m.content for m in msgs if m.role == "assistant")
+
+
+def test_no_unlisted_share_leaves_the_synthetic_stream_as_it_was():
+    a = synthetic_conversation(random.Random(4), requests=3)
+    b = synthetic_conversation(random.Random(4), requests=3, unlisted=0.0)
+    assert a[0] == b[0] and [m.to_openai() for m in a[1]] == [m.to_openai() for m in b[1]]
 
 
 @pytest.mark.parametrize("seed", range(20))

@@ -8,6 +8,10 @@ sensitive with confirmation, injection) and two kinds built here from them:
   answers with the runtime's own decline message (`agent.loop.declined_result`), and the gold
   answer says it was not done. The model learns never to claim a declined action (the agent's
   guard enforces it too).
+* **completed** — a missing-information task asked again with the scripted user's answer already
+  in the request ("Add a haircut at 10am. On December 3."), whose gold goes straight to the
+  calls. The pair teaches when to ask: a model that only ever sees "…at 10am" → "Which day?" also
+  asks when the day is there (the demo's "Add a dentist appointment on December 3 2026 at 10am").
 * **unseen tools** — conversations over procedurally generated APIs (`data.synthetic_tools`), so
   the model learns to read a schema rather than memorise the suites' hundred tools.
 
@@ -59,7 +63,9 @@ class MixConfig:
     retrieval_share: float = 0.25  # conversations shown the CLI's top-k tools over all suites
     tool_top_k: int = 12  # k of that retrieval (the README's `chat --suites all --tool-top-k 12`)
     declined_share: float = 0.08  # requests turned into a declined-confirmation turn where they can be
+    completed_share: float = 0.0  # missing-info requests given the user's answer up front
     synthetic_share: float = 0.15  # conversations over procedurally generated unseen tools
+    synthetic_unlisted: float = 0.0  # share of those requests asking for an API no listed tool serves
     vary_share: float = 0.5  # requests given a surface variation (lead, tail, case, typo)
     resolve_dates: bool = True  # append the agent's "(resolved: …)" line, as the runtime does
     task_weights: tuple[str, ...] = ()  # "kind=W" or "writes=W" entries (see `task_weights`)
@@ -207,6 +213,23 @@ def declined_variant(task: Task, needs_confirmation: set[str]) -> list[Message] 
     return None
 
 
+def completed_variant(task: Task) -> tuple[str, list[Message]] | None:
+    """A missing-info task's request with the scripted user's one answer appended, and the gold from
+    after that answer: (request, gold). None when the task is not one ask, one answer, then calls,
+    or when the user acts on their own device before answering."""
+    gold = task.gold_messages()
+    if task.kind != "missing_info" or any(task.user_actions) or len(gold) < 3:
+        return None
+    ask, answer, rest = gold[0], gold[1], gold[2:]
+    if ask.role != "assistant" or ask.tool_calls or answer.role != "user":
+        return None
+    if any(m.role == "user" for m in rest) or not any(m.tool_calls for m in rest):
+        return None
+    request = task.user.rstrip()
+    sep = " " if request.endswith((".", "?", "!")) else ". "
+    return request + sep + answer.content.strip(), rest
+
+
 def _annotated(messages: list[Message], today: date | None) -> list[Message]:
     return [Message("user", annotate(m.content, today)) if m.role == "user" else m for m in messages]
 
@@ -231,9 +254,17 @@ def world_conversation(
     if not tasks:
         return None
     confirm = {t.name for t in domain.tools if t.labels.needs_confirmation}
+    completed = [
+        completed_variant(t) if cfg.completed_share and rng.random() < cfg.completed_share else None
+        for t in tasks
+    ]
+    requests = [c[0] if c else t.user for t, c in zip(tasks, completed, strict=True)]
     # what the user types: a surface variation of the template's request, decided first, since
     # retrieval at run time ranks the typed text
-    users = [vary(t.user, rng, _gold_values(t)) if rng.random() < cfg.vary_share else t.user for t in tasks]
+    users = [
+        vary(r, rng, _gold_values(t)) if rng.random() < cfg.vary_share else r
+        for t, r in zip(tasks, requests, strict=True)
+    ]
     tools, system = [t.schema() for t in domain.tools], tasks[0].system
     shown = {t.name for t in domain.tools}
     installed: list[Tool] = []
@@ -244,7 +275,7 @@ def world_conversation(
             tools, shown, system = [t.schema() for t in chosen], {t.name for t in chosen}, SYSTEM
             installed = candidates
     conv = Conversation(name, tools, [Message("system", system)])
-    for n, (task, user) in enumerate(zip(tasks, users, strict=True)):
+    for n, (task, user, done) in enumerate(zip(tasks, users, completed, strict=True)):
         note, added = "", []
         if installed and n > 0:
             added = more_tools(user, installed, shown, cfg.tool_top_k)
@@ -254,6 +285,8 @@ def world_conversation(
             shown |= {t.name for t in added}
             note = ChatFormat("qwen35").more_tools([t.schema() for t in added])
         gold = declined_variant(task, confirm) if rng.random() < cfg.declined_share else None
+        if done:
+            gold = done[1]
         conv.messages.append(Message("user", annotate(user, today) + note))
         conv.messages.extend(_annotated(gold or task.gold_messages(), today))
     return conv if len(conv.messages) > 1 else None
@@ -270,7 +303,9 @@ def mix_conversations(n: int, seed: int, cfg: MixConfig = MixConfig()) -> list[C
     while len(out) < n:
         i += 1
         if rng.random() < cfg.synthetic_share:
-            tools, msgs = synthetic_conversation(rng, requests=cfg.per_conversation)
+            tools, msgs = synthetic_conversation(
+                rng, requests=cfg.per_conversation, unlisted=cfg.synthetic_unlisted
+            )
             out.append(
                 Conversation("synthetic", tools, [Message("system", SYSTEM), *_annotated(msgs, today)])
             )

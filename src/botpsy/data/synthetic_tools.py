@@ -7,7 +7,8 @@ APIs use (`get_weather`, `getWeather`, `weather.get`), typed parameters (string,
 boolean, enum) with descriptions, a request that mentions the values, and the gold call that maps
 each value to its parameter. The tool list of a conversation holds the target among distractors,
 and some requests need two calls in one turn (BFCL's parallel) or none at all (BFCL's
-irrelevance: a request no listed tool serves gets a plain answer).
+irrelevance: a request no listed tool serves gets a plain answer, including a request for one of
+the other APIs here, which reads like a call but names no listed tool).
 
 Why not a library: no package generates typed tool schemas with aligned natural-language
 requests and gold calls; xLAM/ToolACE data would do it but cannot be downloaded here
@@ -114,6 +115,8 @@ UNSERVED = [
     ("Remind me to call mum at 5.", "set reminders"),
 ]
 LEADS = ["", "Please ", "Can you ", "Hey, ", "I need you to "]
+# APIs close enough that one's request could fairly go to another: never an "unlisted API" pair.
+OVERLAPS = [{"weather", "forecast", "air_quality"}, {"restaurants", "table"}]
 
 
 def tool_name(verb: str, noun: str, style: int) -> str:
@@ -168,13 +171,40 @@ def _result(name: str, args: dict[str, Any], rng: random.Random) -> dict[str, An
     return {"status": "ok", "tool": name, "request": args, "result_id": f"R{rng.randint(1000, 9999)}"}
 
 
-def synthetic_conversation(rng: random.Random, requests: int = 2) -> tuple[list[dict], list[Message]]:
-    """(tool schemas, messages after the system turn) over 2-5 freshly generated tools."""
+def unlisted_request(rng: random.Random, apis: list[tuple]) -> str | None:
+    """A request for an API that is not among `apis` nor overlaps one of them (BFCL irrelevance at
+    its hardest: it reads like a tool call, but no listed tool serves it); None if every API is near."""
+    listed = {api[1] for api in apis}
+    near = listed.union(*(group for group in OVERLAPS if group & listed))
+    others = [api for api in APIS if api[1] not in near]
+    if not others:
+        return None
+    api = rng.choice(others)
+    schema, params = make_tool(rng, api)
+    return _request_and_args(rng, api, schema, params)[0]
+
+
+def synthetic_conversation(
+    rng: random.Random, requests: int = 2, unlisted: float = 0.0
+) -> tuple[list[dict], list[Message]]:
+    """(tool schemas, messages after the system turn) over 2-5 freshly generated tools; a share
+    `unlisted` of the requests asks for an API the list does not hold and gets a plain answer."""
     apis = rng.sample(APIS, rng.randint(2, 5))
     tools = [make_tool(rng, api) for api in apis]
     schemas = [s for s, _ in tools]
     msgs: list[Message] = []
     for _ in range(requests):
+        user = unlisted_request(rng, apis) if unlisted and rng.random() < unlisted else None
+        if user is not None:
+            msgs.append(Message("user", user))
+            msgs.append(
+                Message(
+                    "assistant",
+                    "Sorry, I can't do that: none of my tools serves this request.",
+                    "No listed tool fits this request, so I call none.",
+                )
+            )
+            continue
         roll = rng.random()
         if roll < 0.15:
             user, skill = rng.choice(UNSERVED)

@@ -44,8 +44,16 @@ class SFTStageConfig:
         default=0.08,
         metadata={"help": "share of requests turned into a declined-confirmation turn where they can be"},
     )
+    completed_share: float = field(
+        default=0.0,
+        metadata={"help": "share of missing-info requests given the user's answer up front (no ask)"},
+    )
     synthetic_share: float = field(
         default=0.15, metadata={"help": "share of conversations over procedurally generated unseen tools"}
+    )
+    synthetic_unlisted: float = field(
+        default=0.0,
+        metadata={"help": "share of unseen-tool requests that ask for an API no listed tool serves"},
     )
     vary_share: float = field(
         default=0.5,
