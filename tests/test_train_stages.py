@@ -64,6 +64,46 @@ def test_rl1_dapo_with_dynamic_sampling(student, tmp_path):
     assert json.loads((out / "train_summary.json").read_text())["steps"] == 3
 
 
+def test_rl1_samples_through_llamacpp_with_the_lora_as_trained(student, tmp_path):
+    """rollout=llamacpp: the student as f16 GGUF, the LoRA re-exported and reloaded once per step."""
+    pytest.importorskip("llama_cpp")
+    from botpsy.train.rl_tools import RL1Config, run_rl1
+
+    cfg = RL1Config(
+        tasks=3,
+        num_generations=2,
+        prompts_per_step=2,
+        max_steps=2,
+        max_completion_length=8,
+        max_refill_rounds=1,
+        save_steps=1,
+        lora_r=2,
+        lora_alpha=4,
+        threads=1,
+        rollout="llamacpp",
+    )
+    out = tmp_path / "rl1"
+    summary = _done(run_rl1(cfg, student, out, log=lambda *_: None) and out, 2)
+    assert summary["rollout"] == "llamacpp" and summary["rollout_loads"] == 2
+    # 2 steps x 2 prompts x 2 completions, and the refill round of each all-zero batch
+    assert summary["rollout_completions"] >= 8
+    state = json.loads(
+        sorted((out / "checkpoints").glob("checkpoint-*"))[-1].joinpath("trainer_state.json").read_text()
+    )
+    lengths = [h["completions/mean_length"] for h in state["log_history"] if "completions/mean_length" in h]
+    assert lengths and all(0 < n <= 8 for n in lengths)
+
+
+@pytest.mark.parametrize("bad", [{"rollout": "vllm-ish"}, {"rollout": "llamacpp", "use_vllm": True}])
+def test_bad_rollout_settings_fail_before_training(student, tmp_path, bad):
+    from botpsy.train.rl_tools import RL1Config, run_rl1
+
+    cfg = RL1Config(tasks=1, max_steps=1, max_completion_length=4, lora_r=2, lora_alpha=4, threads=1, **bad)
+    with pytest.raises(ValueError, match="rollout"):
+        run_rl1(cfg, student, tmp_path / "rl1", log=lambda *_: None)
+    assert not (tmp_path / "rl1" / "checkpoints").exists()
+
+
 def test_mopd_routes_three_teachers(student, tmp_path):
     from botpsy.train.distill import MOPDConfig, run_mopd
 

@@ -156,13 +156,19 @@ def lora_config(r: int, alpha: int, targets: tuple[str, ...] = LORA_TARGETS):
     )
 
 
+def attention_heads(config) -> tuple[int, int]:
+    """(attention heads, key-value heads) of a transformers config, as the GGUF adapter code needs."""
+    n_head = config.num_attention_heads
+    return n_head, getattr(config, "num_key_value_heads", None) or n_head
+
+
 def peft_folder_from_gguf(gguf_path: Path, model, out_dir: Path) -> Path:
     """Write the PEFT folder of a GGUF LoRA adapter over `model`, the transformers base it was
     trained on, so that `PeftModel.from_pretrained` can continue training it. Names map back through
     the base's own linear layers; a different architecture or a shape that does not fit is an error."""
     from safetensors.numpy import save_file
 
-    arch, alpha, tensors = read_lora_gguf(gguf_path)
+    arch, alpha, tensors = read_lora_gguf(gguf_path, attention_heads(model.config))
     want = gguf_arch(model.config)
     if arch != want:
         raise ValueError(f"{gguf_path} adapts a {arch} model; the base is {want}")

@@ -36,6 +36,9 @@ from botpsy.train.common import (
 )
 from botpsy.train.dapo_config import DAPOConfig
 from botpsy.train.dynamic_sampling import group_rows, merge_rows, plan_groups, refill_needed
+from botpsy.train.llama_rollout import LlamaRollout, student_gguf
+
+ROLLOUTS = ("transformers", "llamacpp")
 
 
 def make_dynamic_sampling_trainer():
@@ -122,13 +125,28 @@ def train_dapo(
     out_dir: Path,
     log,
     prompts: int | dict[str, int],
+    student: str = "",
 ) -> dict:
     """The training half RL1 and RL2 share: TRL's GRPO with DAPO's settings from `cfg` (its stage
     config's `reward_weights` too) and dynamic sampling, on `rows`, then the stage's checkpoint and
-    summary (`prompts` is what the summary records of the data)."""
+    summary (`prompts` is what the summary records of the data). `student` is what `model` was
+    loaded from; llama.cpp rollouts (`cfg.rollout`) sample from its GGUF."""
     from datasets import Dataset
     from trl import GRPOConfig
 
+    if cfg.rollout not in ROLLOUTS:
+        raise ValueError(f"rollout must be one of {', '.join(ROLLOUTS)}, got {cfg.rollout!r}")
+    if cfg.rollout == "llamacpp" and cfg.use_vllm:
+        raise ValueError("rollout=llamacpp and use_vllm both choose the sampler; set one")
+    rollout = None
+    if cfg.rollout == "llamacpp":
+        longest = max(len(ids) for ids in rendered_prompt_ids(tok, [r["prompt"] for r in rows]))
+        rollout = LlamaRollout(
+            student_gguf(student),
+            n_ctx=longest + cfg.max_completion_length + 16,
+            n_threads=cfg.threads or None,
+            seed=cfg.seed,
+        )
     g = cfg.num_generations
     args = GRPOConfig(
         output_dir=str(out_dir / "checkpoints"),
@@ -163,9 +181,14 @@ def train_dapo(
         processing_class=tok,
         peft_config=lora_config(cfg.lora_r, cfg.lora_alpha),
         callbacks=time_budget_callback(cfg.time_budget_min),
+        **({"rollout_func": rollout} if rollout else {}),
     )
     t0 = time.time()
-    train(trainer, out_dir, stage, log)
+    try:
+        train(trainer, out_dir, stage, log)
+    finally:
+        if rollout:
+            rollout.cleanup()
     save_checkpoint(trainer.model, tok, out_dir, f"botpsy-{stage}-" + out_dir.parent.name)
     hist = [h for h in trainer.state.log_history if "reward" in h]
     return write_summary(
@@ -176,5 +199,7 @@ def train_dapo(
             "prompts": prompts,
             "first_reward": hist[0]["reward"] if hist else None,
             "last_reward": hist[-1]["reward"] if hist else None,
+            "rollout": cfg.rollout if not cfg.use_vllm else "vllm",
+            **({"rollout_loads": rollout.loads, "rollout_completions": rollout.sampled} if rollout else {}),
         },
     )

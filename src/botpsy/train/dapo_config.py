@@ -64,6 +64,13 @@ class OnPolicyConfig:
         default=False,
         metadata={"help": "generate rollouts with vLLM (scale preset: needs vllm installed and GPUs)"},
     )
+    rollout: str = field(
+        default="transformers",
+        metadata={
+            "help": "what samples the policy's completions without vLLM: 'transformers' (generate) or "
+            "'llamacpp' (the student as f16 GGUF + the LoRA as trained so far, train/llama_rollout.py)"
+        },
+    )
 
 
 @dataclass(frozen=True)

@@ -81,4 +81,4 @@ def run_rl1(cfg: RL1Config, student: str, out_dir: Path, log=print) -> dict:
         trl_reward(call_reward, "calls"),
         trl_reward(success_reward, "success"),
     ]
-    return train_dapo("rl1", cfg, model, tok, rows, funcs, out_dir, log, prompts=len(rows))
+    return train_dapo("rl1", cfg, model, tok, rows, funcs, out_dir, log, prompts=len(rows), student=student)

@@ -93,5 +93,14 @@ def run_rl2(cfg: RL2Config, student: str, out_dir: Path, log=print) -> dict:
     by_domain = Counter(r["domain"] for r in rows)
     log(f"rl2: {len(rows)} prompts {dict(by_domain)}")
     return train_dapo(
-        "rl2", cfg, model, tok, rows, reward_functions(cfg), out_dir, log, prompts=dict(by_domain)
+        "rl2",
+        cfg,
+        model,
+        tok,
+        rows,
+        reward_functions(cfg),
+        out_dir,
+        log,
+        prompts=dict(by_domain),
+        student=student,
     )

@@ -35,7 +35,14 @@ from botpsy.export.lora_gguf import gguf_arch, write_lora_gguf
 from botpsy.models import EMBEDDED
 from botpsy.models import resolve as resolve_model
 from botpsy.protocol.formats import IM_END, ChatFormat
-from botpsy.train.common import TimeBudget, device_args, load_base, lora_config, peft_folder_from_gguf
+from botpsy.train.common import (
+    TimeBudget,
+    attention_heads,
+    device_args,
+    load_base,
+    lora_config,
+    peft_folder_from_gguf,
+)
 from botpsy.train.presets import resolve
 from botpsy.train.sft_config import SFTStageConfig
 
@@ -182,7 +189,11 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
     adapter_dir = out_dir / "adapter"
     model.save_pretrained(adapter_dir)
     write_lora_gguf(
-        adapter_dir, out_dir / "adapter.gguf", gguf_arch(model.config), model.config.num_hidden_layers
+        adapter_dir,
+        out_dir / "adapter.gguf",
+        gguf_arch(model.config),
+        model.config.num_hidden_layers,
+        attention_heads(model.config),
     )
     manifest = {
         "name": "botpsy-sft-" + out_dir.name,
