@@ -86,3 +86,13 @@ def test_a_llama_adapter_needs_the_heads_to_be_written(tiny_llama_dir, tmp_path)
     folder = _peft_folder(tmp_path, AutoModelForCausalLM.from_pretrained(tiny_llama_dir))
     with pytest.raises(ValueError, match="heads"):
         write_lora_gguf(folder, tmp_path / "a.gguf", "llama", 2)
+
+
+def test_the_embedded_adapter_is_written_in_llamacpp_order():
+    import gguf
+
+    from botpsy.models import embedded_dir
+
+    reader = gguf.GGUFReader(str(embedded_dir() / "adapter.gguf"))
+    assert reader.fields["general.architecture"].contents() == "llama"
+    assert reader.fields[ROPE_KEY].contents() is True
