@@ -27,21 +27,31 @@ def _done(out, steps):
     return summary
 
 
-def test_rl1_dapo_with_dynamic_sampling(student, tmp_path):
-    from botpsy.train.rl_tools import RL1Config, run_rl1
+def _tiny_rl1(**changes):
+    """RL1 on 3 tasks, groups of 2, 2 prompts per step, 2 steps of 8-token completions."""
+    from botpsy.train.rl_tools import RL1Config
 
-    cfg = RL1Config(
-        tasks=3,
-        num_generations=2,
-        prompts_per_step=2,
-        max_steps=2,
-        max_completion_length=8,
-        max_refill_rounds=1,
-        save_steps=1,
-        lora_r=2,
-        lora_alpha=4,
-        threads=1,
+    return RL1Config(
+        **{
+            "tasks": 3,
+            "num_generations": 2,
+            "prompts_per_step": 2,
+            "max_steps": 2,
+            "max_completion_length": 8,
+            "max_refill_rounds": 1,
+            "save_steps": 1,
+            "lora_r": 2,
+            "lora_alpha": 4,
+            "threads": 1,
+            **changes,
+        }
     )
+
+
+def test_rl1_dapo_with_dynamic_sampling(student, tmp_path):
+    from botpsy.train.rl_tools import run_rl1
+
+    cfg = _tiny_rl1()
     out = tmp_path / "rl1"
     run_rl1(cfg, student, out, log=lambda *_: None)
     summary = _done(out, 2)
@@ -67,23 +77,11 @@ def test_rl1_dapo_with_dynamic_sampling(student, tmp_path):
 def test_rl1_samples_through_llamacpp_with_the_lora_as_trained(student, tmp_path):
     """rollout=llamacpp: the student as f16 GGUF, the LoRA re-exported and reloaded once per step."""
     pytest.importorskip("llama_cpp")
-    from botpsy.train.rl_tools import RL1Config, run_rl1
+    from botpsy.train.rl_tools import run_rl1
 
-    cfg = RL1Config(
-        tasks=3,
-        num_generations=2,
-        prompts_per_step=2,
-        max_steps=2,
-        max_completion_length=8,
-        max_refill_rounds=1,
-        save_steps=1,
-        lora_r=2,
-        lora_alpha=4,
-        threads=1,
-        rollout="llamacpp",
-    )
     out = tmp_path / "rl1"
-    summary = _done(run_rl1(cfg, student, out, log=lambda *_: None) and out, 2)
+    run_rl1(_tiny_rl1(rollout="llamacpp"), student, out, log=lambda *_: None)
+    summary = _done(out, 2)
     assert summary["rollout"] == "llamacpp" and summary["rollout_loads"] == 2
     # 2 steps x 2 prompts x 2 completions, and the refill round of each all-zero batch
     assert summary["rollout_completions"] >= 8

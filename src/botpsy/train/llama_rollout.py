@@ -14,8 +14,9 @@ How:
   is saved and written as a GGUF adapter (`export.lora_gguf`), and llama.cpp loads student +
   adapter: llama.cpp applies the same `alpha / r` scaling as PEFT.
 * Each prompt is tokenized by the policy's tokenizer (the same ids on both sides) and sampled with
-  the trainer's temperature, top-k, top-p, min-p and repetition penalty, up to `max_completion_length` tokens, ending at the first stop token
-  (`<|im_end|>` or end of text), which stays in the completion as TRL's generate path keeps it.
+  the trainer's temperature, top-k, top-p, min-p and repetition penalty, up to
+  `max_completion_length` tokens, ending at the first stop token (`<|im_end|>` or end of text),
+  which stays in the completion as TRL's generate path keeps it.
 * Logprobs: TRL reads a rollout's logprobs only for vLLM's importance-sampling correction, which is
   off here (`use_vllm` is false), so none are returned.
 """
@@ -109,23 +110,23 @@ class LlamaRollout:
         tok = trainer.processing_class
         stops = self._stops(tok)
         args = trainer.args
+        sampling = {
+            "temp": args.temperature,
+            "top_k": args.top_k or 0,
+            "top_p": args.top_p,
+            "min_p": args.min_p or 0.0,
+            "repeat_penalty": args.repetition_penalty,
+        }
         prompt_ids = rendered_prompt_ids(tok, list(prompts))
         completions = []
         for ids in prompt_ids:
             if len(ids) + args.max_completion_length > self.n_ctx:
                 raise ValueError(
-                    f"a prompt of {len(ids)} tokens plus {args.max_completion_length} to generate does not fit "
-                    f"the rollout context of {self.n_ctx}"
+                    f"a prompt of {len(ids)} tokens plus {args.max_completion_length} to generate does "
+                    f"not fit the rollout context of {self.n_ctx}"
                 )
             self._llm.reset()
             out: list[int] = []
-            sampling = {
-                "temp": args.temperature,
-                "top_k": args.top_k or 0,
-                "top_p": args.top_p,
-                "min_p": args.min_p or 0.0,
-                "repeat_penalty": args.repetition_penalty,
-            }
             for t in self._llm.generate(ids, reset=True, **sampling):
                 out.append(int(t))
                 if t in stops or len(out) >= args.max_completion_length:
