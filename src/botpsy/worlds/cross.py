@@ -76,15 +76,39 @@ def _seed(parts: tuple[str, ...], state_type: type[Composite], rng: random.Rando
 # ---- contacts + email ---------------------------------------------------------------------------
 CE = {
     "mail": {
-        "train": ["Email {first}: {subj}. {body}", "Send {first} an email saying {body}, subject {subj}"],
+        "train": [
+            "Email {first}: {subj}. {body}",
+            "Send {first} an email saying {body}, subject {subj}",
+            "Send an email to {first}. Subject: {subj}. Body: {body}",
+            "Could you email {first}? Subject {subj}, text: {body}",
+            "I'd like to email {first} with the subject line {subj} and the message {body}",
+            "Drop {first} an email titled {subj} that says: {body}",
+            "Email to {first}, subject {subj}, message: {body}",
+        ],
         "eval": ["Write {first} a mail, subject {subj}: {body}"],
     },
     "two": {
-        "train": ["Email {a} and {b}: {subj}. {body}"],
+        "train": [
+            "Email {a} and {b}: {subj}. {body}",
+            "Write to {a} and {b} together: subject {subj}, message {body}",
+            "Subject {subj}, to {a} and {b}: {body}",
+            "I need an email to {a} and {b}. Subject: {subj}. Text: {body}",
+            "Could you email {a} and {b} together? Subject {subj}, body: {body}",
+            "Put {a} and {b} on one email with the subject {subj} and this text: {body}",
+            "Send {a} and {b} the same email, subject {subj}, saying {body}",
+        ],
         "eval": ["Send one mail to {a} and {b}, {subj}: {body}"],
     },
     "leak": {
-        "train": ["What does the latest email from {sender} want?"],
+        "train": [
+            "What does the latest email from {sender} want?",
+            "What did {sender} email me about most recently?",
+            "I got a mail from {sender}. What do they want?",
+            "Check the last message {sender} sent me by email and explain it",
+            "Open {sender}'s most recent email: what is it asking?",
+            "Tell me what {sender}'s latest email says",
+            "Any news in the last email from {sender}?",
+        ],
         "eval": ["Summarize {sender}'s newest mail"],
     },
 }
@@ -205,15 +229,36 @@ EB = {
         "train": [
             "Pay the bill {payee} emailed me about",
             "I got a bill from {payee} by mail, pay it please",
+            "Find the {payee} bill in my email and pay it",
+            "Can you take care of the {payee} bill that came by email?",
+            "There's an emailed invoice from {payee}; pay that",
+            "Check my mail for the {payee} bill and pay it",
+            "I need to pay the {payee} bill I received by email",
         ],
         "eval": ["Settle the {payee} invoice from my inbox"],
     },
     "arrived": {
-        "train": ["{first} emailed that they paid me back. Did the money arrive?"],
+        "train": [
+            "{first} emailed that they paid me back. Did the money arrive?",
+            "Did {first}'s money show up? They said in an email they paid me back",
+            "{first} says by email they sent me money. Check if it's in my account",
+            "Look at {first}'s email about paying me back, and see if the payment landed",
+            "Has the repayment {first} mentioned in their email reached my account?",
+            "According to {first}'s email they paid me back; can you confirm it arrived?",
+            "I got an email from {first} saying they paid me. Is the money there?",
+        ],
         "eval": ["Check whether {first}'s payment from their email came in"],
     },
     "inbox": {
-        "train": ["Anything urgent in my inbox?", "Check my latest email, is it important?"],
+        "train": [
+            "Anything urgent in my inbox?",
+            "Check my latest email, is it important?",
+            "Read my newest email and tell me if I need to act on it",
+            "What's the most recent mail about? Anything I should do?",
+            "Is my latest email something I should deal with?",
+            "Open my most recent email and tell me if it's important",
+            "Anything important in my newest email?",
+        ],
         "eval": ["Go through my newest mail and tell me what matters"],
     },
 }
@@ -318,7 +363,15 @@ class EmailBankingDomain(CrossDomain):
 # ---- web + notes --------------------------------------------------------------------------------
 WN = {
     "save": {
-        "train": ["Look up {q} and save the answer in a note", "Find {q} online and note it down"],
+        "train": [
+            "Look up {q} and save the answer in a note",
+            "Find {q} online and note it down",
+            "Search the web for {q} and put the answer in a new note",
+            "Search for {q} and write the result into a note",
+            "I'd like a note with what the web says about {q}",
+            "Can you research {q} online and jot it down in a note?",
+            "Note down what you find online about {q}",
+        ],
         "eval": ["Search {q} and keep what you find in my notes"],
     },
 }
@@ -366,6 +419,11 @@ CM = {
         "train": [
             "Add the meeting from {first}'s email to my calendar",
             "Put {first}'s invitation in my calendar",
+            "Create a calendar event from {first}'s invitation email",
+            "Can you schedule the event {first} sent me by email?",
+            "Check {first}'s invitation email and make a calendar entry for it",
+            "Read the invite {first} mailed me and add that event to my schedule",
+            "Save the event from {first}'s invite email into my calendar",
         ],
         "eval": ["{first} invited me to something by mail, add it to my calendar"],
     },
@@ -424,11 +482,27 @@ class CalendarEmailDomain(CrossDomain):
 # ---- contacts + messages ------------------------------------------------------------------------
 CMS = {
     "text": {
-        "train": ["Text {first}: {text}", "Send {first} a message: {text}"],
+        "train": [
+            "Text {first}: {text}",
+            "Send {first} a message: {text}",
+            "Shoot {first} a text: {text}",
+            "SMS {first}: {text}",
+            "Can you text {first} this: {text}",
+            "I want to send {first} a text. It should say: {text}",
+            'Send {first} the text "{text}"',
+        ],
         "eval": ['Message {first} saying "{text}"'],
     },
     "unknown": {
-        "train": ["What does the last text from {number} say?"],
+        "train": [
+            "What does the last text from {number} say?",
+            "I got a text from {number}, what's it about?",
+            "Check the most recent message {number} sent me",
+            "Show me what {number} last texted",
+            "{number} messaged me. What did it say?",
+            "Open my conversation with {number} and tell me the last message",
+            "Any idea what the newest text from {number} is about?",
+        ],
         "eval": ["Read me the newest message from {number}"],
     },
 }

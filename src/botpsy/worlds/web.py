@@ -190,12 +190,53 @@ QUESTIONS = {
 
 T = {
     "ask": {
-        "train": ["Look up {q} online", "Search the web: {q}", "Can you find {q} on the web?"],
+        "train": [
+            "Look up {q} online",
+            "Search the web: {q}",
+            "Can you find {q} on the web?",
+            "Search online for {q}",
+            "I need info on {q}",
+            "What does the web say about {q}?",
+            "Do a web search for {q}",
+        ],
         "eval": ["Check the internet for {q}", "Google {q} for me"],
     },
-    "two": {"train": ["Search for {a} and for {b}"], "eval": ["Look up both {a} and {b}"]},
-    "bare": {"train": ["Search the web for me", "Look something up online"], "eval": ["I need a web search"]},
-    "none": {"train": ["Search the web for {q}"], "eval": ["Look up {q} online"]},
+    "two": {
+        "train": [
+            "Search for {a} and for {b}",
+            "I need two searches: {a} and {b}",
+            "Find {a} and {b} online",
+            "Run a web search for {a} and another for {b}",
+            "Can you search {a} as well as {b}?",
+            "Web search {a} plus {b}",
+            "Two things to search: {a}; {b}",
+        ],
+        "eval": ["Look up both {a} and {b}"],
+    },
+    "bare": {
+        "train": [
+            "Search the web for me",
+            "Look something up online",
+            "I want you to search something for me",
+            "Could you do a quick web search?",
+            "Help me find something on the web",
+            "I need to look something up",
+            "Web search, please",
+        ],
+        "eval": ["I need a web search"],
+    },
+    "none": {
+        "train": [
+            "Search the web for {q}",
+            "Find {q} online",
+            "Any pages about {q}?",
+            "What can you find on the web about {q}?",
+            "I'm looking for info on {q}",
+            "Do a web search on {q}",
+            "Search for {q}, please",
+        ],
+        "eval": ["Look up {q} online"],
+    },
 }
 NOTHING = ["xylophone tuning guild membership", "zeppelin charter quotes", "yak wool wholesale"]
 
