@@ -57,6 +57,24 @@ def test_some_conversations_show_the_cli_retrieved_tools_over_all_suites(mix):
     assert retrieved and all(len(c.tools) == MixConfig().tool_top_k for c in retrieved)
 
 
+def test_a_capability_answer_comes_only_with_its_worlds_own_tools():
+    """ "What can you do?" is answered with the world's capability line, which describes the world's
+    tools, not a retrieved mix over every suite (the demo, shown the calendar, named email)."""
+    from botpsy.worlds.kit import CAPABILITY_QUESTIONS
+
+    def asks(c) -> int:
+        return sum(
+            m.role == "user" and any(q.lower()[:-1] in m.content.lower() for q in CAPABILITY_QUESTIONS)
+            for m in c.messages
+        )
+
+    own = {name: {t.name for t in get_domain(name).tools} for name in DOMAINS}
+    convs = [c for c in mix_conversations(150, seed=5, cfg=MixConfig(retrieval_share=0.5)) if c.source in own]
+    retrieved = [c for c in convs if {t["function"]["name"] for t in c.tools} != own[c.source]]
+    assert retrieved and sum(asks(c) for c in convs) >= 3  # both occur, and the question is drawn
+    assert sum(asks(c) for c in retrieved) == 0
+
+
 def test_user_turns_carry_the_runtime_resolved_dates():
     convs = mix_conversations(12, seed=5, cfg=MixConfig(domains=("calendar",), synthetic_share=0))
     users = [m.content for c in convs for m in c.messages if m.role == "user"]

@@ -51,7 +51,7 @@ from botpsy.tools.base import Tool
 from botpsy.tools.registry import all_tools
 from botpsy.worlds import DOMAINS, get_domain
 from botpsy.worlds.base import ALL_TASK_KINDS, Task
-from botpsy.worlds.kit import SYSTEM, TODAY
+from botpsy.worlds.kit import CAPABILITY_QUESTIONS, SYSTEM, TODAY
 
 
 @dataclass(frozen=True)
@@ -281,6 +281,8 @@ def world_conversation(
             added = more_tools(user, installed, shown, cfg.tool_top_k)
         if not {c.name for c in task.gold_calls} <= shown | {t.name for t in added}:
             continue  # the runtime would not show this request's tools
+        if installed and task.user in CAPABILITY_QUESTIONS:
+            continue  # the world's capability line would not describe the retrieved tools
         if added:
             shown |= {t.name for t in added}
             note = ChatFormat("qwen35").more_tools([t.schema() for t in added])
