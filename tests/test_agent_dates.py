@@ -4,7 +4,7 @@ from datetime import date
 
 import pytest
 
-from botpsy.agent.dates import annotate, find_dates, find_times, resolve
+from botpsy.agent.dates import annotate, answered_turn, find_dates, find_durations, find_times, resolve
 
 TUESDAY = date(2026, 12, 1)
 
@@ -80,5 +80,53 @@ def test_the_agent_shows_the_model_the_resolved_line(tmp_path):
     eng = ScriptedEngine(["ok\n</think>\n\nSure."])
     agent = Agent(eng, Workspace(tmp_path, suites=["calendar"]), "sys", today=TUESDAY)
     trace = agent.send("What do I have next Friday?")
-    assert "(resolved: next Friday = Friday 2026-12-04)" in eng.prompts[0]
-    assert trace.messages[-2].content.endswith("(resolved: next Friday = Friday 2026-12-04)")
+    assert "(resolved: next Friday = Friday 2026-12-04; no time given)" in eng.prompts[0]
+    assert trace.messages[-2].content.endswith("(resolved: next Friday = Friday 2026-12-04; no time given)")
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("lasting 2 hours", [("2 hours", 120)]),
+        ("an hour and a half", [("an hour and a half", 90)]),
+        ("half an hour", [("half an hour", 30)]),
+        ("a 3-hour hike", [("3-hour", 180)]),
+        ("1.5 hrs", [("1.5 hrs", 90)]),
+        ("90 minutes", []),  # already in the tools' unit
+    ],
+)
+def test_find_durations(text, expected):
+    assert find_durations(text) == expected
+
+
+def test_what_a_request_lacks_is_stated():
+    assert resolve("Put a date night on December 11", TUESDAY)[-1] == "no time given"
+    assert resolve("Put a piano lesson at 8:15am", TUESDAY) == ["8:15am = 08:15", "no date given"]
+    assert "no" not in " ".join(resolve("Dentist December 3 at 10am", TUESDAY))
+    assert annotate("Cancel the piano lesson", TUESDAY) == "Cancel the piano lesson"
+
+
+def test_a_reply_to_a_question_combines_with_the_turn_it_answers():
+    asked = "Put a date night on December 11"
+    assert answered_turn(asked, "What time should it start?") == asked
+    assert answered_turn(asked, "Done: it is on your calendar.") == ""
+    assert resolve("At 4 pm, please", TUESDAY, asked) == ["4 pm = 16:00 = 2026-12-11T16:00"]
+    assert resolve("On 10 December.", TUESDAY, "Add a piano lesson at 8:15am") == [
+        "10 December = Thursday 2026-12-10",
+        "8:15am = 08:15 = 2026-12-10T08:15",
+    ]
+    assert resolve("At 4 pm, please", TUESDAY) == ["4 pm = 16:00", "no date given"]
+
+
+def test_the_agent_reads_a_reply_with_the_turn_it_answers(tmp_path):
+    from botpsy.agent.loop import Agent
+    from botpsy.engine.oracle import ScriptedEngine
+    from botpsy.stores.workspace import Workspace
+
+    eng = ScriptedEngine(["ok\n</think>\n\nWhat time should it start?", "ok\n</think>\n\nNoted."])
+    agent = Agent(eng, Workspace(tmp_path, suites=["calendar"]), "sys", today=TUESDAY)
+    agent.send("Put a date night on December 11")
+    agent.send("At 4 pm, please")
+    users = [m.content for m in agent.trace.messages if m.role == "user"]
+    assert users[0].endswith("no time given)")
+    assert users[1].endswith("(resolved: 4 pm = 16:00 = 2026-12-11T16:00)")

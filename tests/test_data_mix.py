@@ -21,7 +21,7 @@ from botpsy.data.mix import (
 from botpsy.data.synthetic_tools import APIS, OVERLAPS, synthetic_conversation, unlisted_request
 from botpsy.worlds import DOMAINS, get_domain
 
-JSON_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool}
+JSON_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "array": list}
 
 
 @pytest.fixture(scope="module")
@@ -277,3 +277,30 @@ def test_a_zero_weight_kind_is_never_picked():
 def test_bad_task_weights_fail_with_what_is_known(entries, msg):
     with pytest.raises(ValueError, match=msg):
         task_weights(entries)
+
+
+def test_calculators_require_every_parameter_and_the_request_names_each_value():
+    calculators = {a[1] for a in APIS if len(a) > 4 and a[4]}
+    seen = set()
+    for seed in range(200):
+        tools, msgs = synthetic_conversation(random.Random(seed), requests=3)
+        by_name = {t["function"]["name"]: t["function"]["parameters"] for t in tools}
+        for i, m in enumerate(msgs):
+            for call in m.tool_calls:
+                params = by_name[call.name]
+                if not any(noun.split("_")[0] in call.name.casefold() for noun in calculators):
+                    continue
+                assert params["required"] == list(params["properties"]) == list(call.arguments)
+                user = next(u.content for u in reversed(msgs[:i]) if u.role == "user")
+                assert all(str(v) in user for v in call.arguments.values())
+                seen.add(call.name)
+    assert len(seen) > 10
+
+
+def test_the_synthetic_stream_holds_single_tool_lists_and_three_call_turns():
+    sizes, widths = set(), set()
+    for seed in range(200):
+        tools, msgs = synthetic_conversation(random.Random(seed), requests=3)
+        sizes.add(len(tools))
+        widths.update(len(m.tool_calls) for m in msgs if m.tool_calls)
+    assert 1 in sizes and {1, 2, 3} <= widths

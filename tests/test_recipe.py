@@ -80,6 +80,7 @@ def test_gpu_only_packages_are_not_hard_dependencies():
         (["sft.domains=all,atlantis=2"], "unknown world domain"),
         (["sft.domains=all,calendar=0"], "whole number >= 1"),
         (["sft.domains=calendar=lots"], "whole number >= 1"),
+        (["sft.max_steps=many"], "sft.max_steps takes int values, got 'many'"),
     ],
 )
 def test_bad_settings_fail_the_dry_run(overrides, msg):
@@ -102,6 +103,12 @@ def test_overrides_are_typed():
     assert rl1.epsilon_high == 0.3 and rl1.dynamic_sampling is False
     assert rl2.reward_weights == (1.0, 0.0, 0.0)
     assert plan["eval"].world_tasks == 7
+
+
+def test_a_float_knob_written_as_an_integer_in_a_preset_still_takes_a_fraction():
+    # tiny.yaml says time_budget_min: 75; a GPU run asked for 5.3 minutes and got "invalid literal for int()"
+    sft = resolve("tiny", ["sft"], ["sft.time_budget_min=5.3"])["stages"]["sft"]["config"]
+    assert sft.time_budget_min == 5.3
 
 
 def test_stages_run_in_recipe_order():

@@ -54,6 +54,7 @@ def test_sft_help_moved_from_comments_keeps_fields_and_defaults():
         ("init_adapter", ""),
         ("shared_prefix", True),
         ("datasets", ()),
+        ("examples", ""),
     ]
     assert "weights start this run" in field_help(SFTStageConfig)["init_adapter"]
 

@@ -18,7 +18,12 @@ Conventions (one reading each, documented so they can be argued with):
   Monday-to-Sunday week;
 * a month and day without a year is this year's, unless that lies more than 60 days back, then
   next year's (a request about "January 5" in December means the coming one);
-* a time is combined with the date only when the request names exactly one date.
+* a time is combined with the date only when the request names exactly one date; a reply that
+  names only a time ("At 4 pm.") or only a date, answering the agent's question, combines with
+  the one date or time the turn before it named;
+* a duration in hours becomes minutes ("2 hours = 120 minutes"), the unit the tools take;
+* when the conversation so far names a date and no clock time, the line says "no time given";
+  a time and no date, "no date given": what a request to schedule lacks is stated, not guessed.
 
 No library: `dateparser` and `parsedatetime` parse whole strings or guess per token, neither
 reports the spans of several phrases in one sentence with our week conventions, and the runtime
@@ -74,6 +79,11 @@ _TIME12 = re.compile(
 _TIME24 = re.compile(r"(?<![\d:])(?P<h>[01]?\d|2[0-3]):(?P<m>[0-5]\d)(?![\d:])(?!\s*[ap]\.?m)", re.I)
 _NOON = re.compile(r"\b(?P<word>noon|midday|midnight)\b", re.I)
 _WORD_NUMBERS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
+_HOURS = re.compile(
+    r"\b(?:(?P<half>half an hour)|(?P<n>\d{1,2}(?:\.\d+)?|an?|one|two|three|four|five|six)"
+    r"(?P<andhalf> and a half)?[\s-]+(?:hours?|hrs?)(?P<andhalf2> and a half)?)\b",
+    re.I,
+)
 
 
 def _month_day(today: date, month: int, day: int, year: str | None) -> date | None:
@@ -148,28 +158,72 @@ def find_times(text: str) -> list[tuple[str, str]]:
     return [(phrase, hhmm) for _, phrase, hhmm in found]
 
 
-def resolve(text: str, today: date) -> list[str]:
-    """The resolutions of `text`'s date and time phrases, one string each ("2pm = 14:00")."""
+def find_durations(text: str) -> list[tuple[str, int]]:
+    """(phrase, minutes) for every duration given in hours ("2 hours", "an hour and a half")."""
+    found = []
+    for m in _HOURS.finditer(text):
+        if m["half"]:
+            minutes = 30
+        else:
+            n = m["n"].lower()
+            hours = float(n) if n[0].isdigit() else _WORD_NUMBERS.get(n, 1)  # "an"
+            minutes = round(60 * (hours + (0.5 if m["andhalf"] or m["andhalf2"] else 0)))
+        if minutes > 0:
+            found.append((m.group(0), minutes))
+    return found
+
+
+def _one_date(dates: list[tuple[str, date]]) -> date | None:
+    return dates[0][1] if len({d for _, d in dates}) == 1 else None
+
+
+def resolve(text: str, today: date, earlier: str = "") -> list[str]:
+    """The resolutions of `text`'s date, time and duration phrases, one string each ("2pm = 14:00"),
+    then what the conversation so far (`earlier` user turns, then `text`) lacks of a date and time."""
     dates = find_dates(text, today)
+    before = find_dates(earlier, today) if earlier else []
+    times = find_times(text)
     out = []
     for phrase, d in dates:
         if phrase.lower() == d.isoformat():
             continue
         out.append(f"{phrase} = {d.strftime('%A')} {d.isoformat()}")
-    single = dates[0][1] if len({d for _, d in dates}) == 1 else None
-    for phrase, hhmm in find_times(text):
+    single = _one_date(dates) if dates else _one_date(before)
+    for phrase, hhmm in times:
         combined = f" = {single.isoformat()}T{hhmm}" if single else ""
         if phrase == hhmm and not combined:
             continue
         out.append(f"{phrase} = {hhmm}{combined}" if phrase != hhmm else f"{phrase}{combined}")
+    if not times and dates and single and earlier:
+        # a reply naming the date of a time asked for before: they combine
+        said = {hhmm: phrase for phrase, hhmm in find_times(earlier)}
+        if len(said) == 1:
+            hhmm, phrase = next(iter(said.items()))
+            out.append(f"{phrase} = {hhmm} = {single.isoformat()}T{hhmm}")
+    for phrase, minutes in find_durations(text):
+        out.append(f"{phrase} = {minutes} minutes")
+    any_date = bool(dates or before or _ISO.search(text) or _ISO.search(earlier))
+    any_time = bool(times or (earlier and find_times(earlier)))
+    if any_date and not any_time:
+        out.append("no time given")
+    elif any_time and not any_date:
+        out.append("no date given")
     return out
 
 
-def annotate(text: str, today: date | None) -> str:
-    """`text` with a "(resolved: …)" line when it holds date or time phrases; unchanged otherwise."""
+def answered_turn(previous_user: str, last_reply: str) -> str:
+    """The user turn a new one answers: the previous (raw) user turn when the assistant's last
+    reply was a question ("What time?"), else none, so the new turn is read on its own."""
+    return previous_user if last_reply.rstrip().endswith("?") else ""
+
+
+def annotate(text: str, today: date | None, earlier: str = "") -> str:
+    """`text` with a "(resolved: …)" line when it holds date, time or duration phrases (or the
+    conversation so far lacks a date or a time); unchanged otherwise. `earlier`: the raw user
+    turn this one answers (`answered_turn`), or ""."""
     if today is None:
         return text
-    parts = resolve(text, today)
+    parts = resolve(text, today, earlier)
     if not parts:
         return text
     return f"{text.rstrip()}\n(resolved: {'; '.join(parts)})"

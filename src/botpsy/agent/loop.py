@@ -139,6 +139,7 @@ class Agent:
         self.engine, self.env, self.config, self.confirm = engine, env, config, confirm
         # With a date, each user turn gets its date and time phrases resolved by code (agent.dates).
         self.today = today
+        self._last_user = ""  # the previous user turn as typed, for the dates it names
         self.fmt = engine.chat_format
         self.on_event, self.on_text = on_event, on_text
         # Every installed tool stays callable; retrieval only narrows what the prompt shows.
@@ -316,7 +317,9 @@ class Agent:
         else:
             later = self._later_tools(user_text)
         self.trace.not_done = []
-        seen = dates.annotate(user_text, self.today) + later
+        reply = next((m.content for m in reversed(self.trace.messages) if m.role == "assistant"), "")
+        seen = dates.annotate(user_text, self.today, dates.answered_turn(self._last_user, reply)) + later
+        self._last_user = user_text
         self.trace.messages.append(Message("user", seen))
         self._emit("user", text=user_text)
         self._open_turn(self.fmt.user(seen))

@@ -41,7 +41,7 @@ import random
 from dataclasses import dataclass, field
 from datetime import date
 
-from botpsy.agent.dates import annotate
+from botpsy.agent.dates import annotate, answered_turn
 from botpsy.agent.loop import declined_result
 from botpsy.agent.retrieval import more_tools, select_tools
 from botpsy.data.synthetic_tools import synthetic_conversation
@@ -230,8 +230,19 @@ def completed_variant(task: Task) -> tuple[str, list[Message]] | None:
     return request + sep + answer.content.strip(), rest
 
 
-def _annotated(messages: list[Message], today: date | None) -> list[Message]:
-    return [Message("user", annotate(m.content, today)) if m.role == "user" else m for m in messages]
+def _annotated(messages: list[Message], today: date | None, previous_user: str = "") -> list[Message]:
+    """User turns with the runtime's resolved line, each read with the turn it answers."""
+    out, reply = [], ""
+    for m in messages:
+        if m.role == "user":
+            earlier = answered_turn(previous_user, reply)
+            out.append(Message("user", annotate(m.content, today, earlier)))
+            previous_user = m.content
+        else:
+            if m.role == "assistant":
+                reply = m.content
+            out.append(m)
+    return out
 
 
 def world_conversation(
@@ -275,6 +286,7 @@ def world_conversation(
             tools, shown, system = [t.schema() for t in chosen], {t.name for t in chosen}, SYSTEM
             installed = candidates
     conv = Conversation(name, tools, [Message("system", system)])
+    said = ("", "")  # (the last user turn, the last assistant reply), raw
     for n, (task, user, done) in enumerate(zip(tasks, users, completed, strict=True)):
         note, added = "", []
         if installed and n > 0:
@@ -289,8 +301,13 @@ def world_conversation(
         gold = declined_variant(task, confirm) if rng.random() < cfg.declined_share else None
         if done:
             gold = done[1]
-        conv.messages.append(Message("user", annotate(user, today) + note))
-        conv.messages.extend(_annotated(gold or task.gold_messages(), today))
+        conv.messages.append(Message("user", annotate(user, today, answered_turn(*said)) + note))
+        raw = gold or task.gold_messages()
+        conv.messages.extend(_annotated(raw, today, previous_user=user))
+        said = (
+            next((m.content for m in reversed(raw) if m.role == "user"), user),
+            next((m.content for m in reversed(raw) if m.role == "assistant"), ""),
+        )
     return conv if len(conv.messages) > 1 else None
 
 

@@ -87,6 +87,40 @@ PARAMS = [
         "with tracking number {v}",
     ),
 ]
+# Parameters of the calculators and lookups that science, finance and geography APIs expose (the
+# kind BFCL's simple, parallel and irrelevance items list): every one is required, and a request
+# names them in order ("with base 10 and height 5").
+PARAMS += [
+    Param("base", "integer", "Length of the triangle's base", _ints(2, 30), "with base {v}"),
+    Param("height", "integer", "Height of the triangle", _ints(2, 30), "and height {v}"),
+    Param("radius", "integer", "Radius of the circle", _ints(1, 25), "with radius {v}"),
+    Param(
+        "mass_kg", "number", "Body mass in kilograms", (54.0, 61.5, 70.0, 82.3, 95.0), "for someone of {v} kg"
+    ),
+    Param("height_m", "number", "Body height in metres", (1.55, 1.62, 1.7, 1.78, 1.85), "and {v} m tall"),
+    Param("a", "integer", "Coefficient of x squared", (1, 2, 3, 4, 5), "with a = {v},"),
+    Param("b", "integer", "Coefficient of x", (-7, -4, -1, 3, 6), "b = {v}"),
+    Param("c", "integer", "Constant term", (-9, -2, 0, 4, 8), "and c = {v}"),
+    Param("principal", "number", "Starting amount of money", (1000.0, 2500.0, 10000.0), "on {v} dollars"),
+    Param("rate", "number", "Annual interest rate as a fraction", (0.03, 0.05, 0.07), "at a rate of {v}"),
+    Param("years", "integer", "Number of years", _ints(2, 30), "over {v} years"),
+    Param(
+        "numbers",
+        "array",
+        "The numbers to average",
+        ([3, 7, 12], [10, 20, 30, 40], [2.5, 4.0, 6.5], [1, 1, 2, 3, 5]),
+        "of {v}",
+    ),
+    Param("initial_velocity", "integer", "Initial velocity in m/s", _ints(0, 40), "starting at {v} m/s"),
+    Param(
+        "acceleration", "number", "Acceleration in m/s^2", (9.8, 2.5, 3.0, 1.2), "accelerating at {v} m/s^2"
+    ),
+    Param("time", "integer", "Elapsed time in seconds", _ints(1, 20), "after {v} seconds"),
+    Param(
+        "country", "string", "Name of the country", ("Japan", "Brazil", "Kenya", "Canada", "Norway"), "of {v}"
+    ),
+    Param("year", "integer", "The year", (1990, 2000, 2010, 2020), "in {v}"),
+]
 BY_NAME = {p.name: p for p in PARAMS}
 
 # (verb, noun, request lead, parameter names it can take; the first is required)
@@ -106,6 +140,23 @@ APIS = [
     ("find", "events", "Find events", ["city", "date", "limit"]),
     ("send", "invoice", "Send an invoice", ["person", "amount", "currency"]),
     ("get", "air_quality", "How is the air quality", ["city", "include_details"]),
+]
+# The calculators and lookups: every parameter required (the fifth field).
+APIS += [
+    ("calculate", "triangle_area", "Work out the area of a triangle", ["base", "height"], True),
+    ("calculate", "circle_area", "What is the area of a circle", ["radius"], True),
+    ("compute", "bmi", "Compute the body mass index", ["mass_kg", "height_m"], True),
+    ("solve", "quadratic", "Find the roots of the quadratic equation", ["a", "b", "c"], True),
+    ("calculate", "compound_interest", "How much interest will I earn", ["principal", "rate", "years"], True),
+    ("calculate", "average", "Give me the average", ["numbers"], True),
+    (
+        "calculate",
+        "final_velocity",
+        "Calculate the final velocity",
+        ["initial_velocity", "acceleration", "time"],
+        True,
+    ),
+    ("get", "population", "What was the population", ["country", "year"], True),
 ]
 # Requests none of the generated tools serves (BFCL irrelevance), with the skill they need.
 UNSERVED = [
@@ -129,13 +180,19 @@ def tool_name(verb: str, noun: str, style: int) -> str:
 
 
 def make_tool(rng: random.Random, api: tuple[str, str, str, list[str]]) -> tuple[dict[str, Any], list[Param]]:
-    verb, noun, _, names = api
-    chosen = [names[0]] + [n for n in names[1:] if rng.random() < 0.7]
-    params = [BY_NAME[n] for n in chosen]
-    required = [params[0].name] + [p.name for p in params[1:] if rng.random() < 0.3]
+    verb, noun, _, names, *every = api
+    if every and every[0]:
+        params = [BY_NAME[n] for n in names]
+        required = list(names)
+    else:
+        chosen = [names[0]] + [n for n in names[1:] if rng.random() < 0.7]
+        params = [BY_NAME[n] for n in chosen]
+        required = [params[0].name] + [p.name for p in params[1:] if rng.random() < 0.3]
     props: dict[str, Any] = {}
     for p in params:
         prop: dict[str, Any] = {"type": p.type, "description": p.description}
+        if p.type == "array":
+            prop["items"] = {"type": "number"}
         if p.enum:
             prop["enum"] = list(p.enum)
         props[p.name] = prop
@@ -189,7 +246,7 @@ def synthetic_conversation(
 ) -> tuple[list[dict], list[Message]]:
     """(tool schemas, messages after the system turn) over 2-5 freshly generated tools; a share
     `unlisted` of the requests asks for an API the list does not hold and gets a plain answer."""
-    apis = rng.sample(APIS, rng.randint(2, 5))
+    apis = rng.sample(APIS, rng.randint(1, 5))
     tools = [make_tool(rng, api) for api in apis]
     schemas = [s for s, _ in tools]
     msgs: list[Message] = []
@@ -222,11 +279,13 @@ def synthetic_conversation(
         name = schema["function"]["name"]
         user, args = _request_and_args(rng, apis[i], schema, params)
         calls = [ToolCall(name, args)]
-        if roll < 0.3 and params[0].type == "string" and len(params[0].values) > 1:
-            # parallel: the same request for two values of the first parameter, one turn, two calls
-            other = rng.choice([v for v in params[0].values if v != args[params[0].name]])
-            calls.append(ToolCall(name, {**args, params[0].name: other}))
-            user = f"{user.rstrip('?.')}, and the same {params[0].phrase.format(v=other)}."
+        first = params[0]
+        if roll < 0.3 and first.type not in ("boolean", "array") and len(first.values) > 2:
+            # parallel: the same request for two or three values of the first parameter, one turn
+            others = rng.sample([v for v in first.values if v != args[first.name]], rng.choice([1, 1, 2]))
+            calls += [ToolCall(name, {**args, first.name: v}) for v in others]
+            more = " and ".join(first.phrase.format(v=v) for v in others)
+            user = f"{user.rstrip('?.')}, and the same {more}."
         msgs.append(Message("user", user))
         msgs.append(Message("assistant", "", f"{name} fits; its parameters come from the request.", calls))
         results = [_result(c.name, c.arguments, rng) for c in calls]

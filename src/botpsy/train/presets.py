@@ -89,9 +89,19 @@ def _apply(cfg, section: str, overrides: list[str]):
             raise ValueError(f"--set takes STAGE.KEY=VALUE, got {ov!r}")
         if st != section or name == "eval_tasks":
             continue
-        if name not in {f.name for f in dataclasses.fields(cfg)}:
+        fields = {f.name: f for f in dataclasses.fields(cfg)}
+        if name not in fields:
             raise ValueError(f"{section} has no setting {name!r}")
-        cfg = dataclasses.replace(cfg, **{name: _coerce(value, getattr(cfg, name))})
+        # The field's own default says its type: a preset may write a float knob as an integer
+        # (time_budget_min: 75), and 5.3 must still be accepted for it.
+        default = fields[name].default
+        like = getattr(cfg, name) if default is dataclasses.MISSING else default
+        try:
+            coerced = _coerce(value, like)
+        except ValueError:
+            kind = type(like[0] if isinstance(like, tuple) and like else like).__name__
+            raise ValueError(f"--set {ov}: {section}.{name} takes {kind} values, got {value!r}") from None
+        cfg = dataclasses.replace(cfg, **{name: coerced})
     return cfg
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from botpsy.data.mix import MixConfig, mix_conversations
 from botpsy.data.public import dataset_examples
-from botpsy.data.sft import mix_examples, prepend_bos, write_jsonl
+from botpsy.data.sft import mix_examples, prepend_bos, read_examples, write_jsonl
 from botpsy.engine.base import EngineError, bos_ids
 from botpsy.export.lora_gguf import gguf_arch, write_lora_gguf
 from botpsy.models import EMBEDDED
@@ -81,7 +81,8 @@ def make_trainer_class():
             with torch.no_grad():
                 cache = body(input_ids=prefix[None], use_cache=True).past_key_values
             cache.batch_repeat_interleave(ids.shape[0])
-            full_mask = torch.cat([torch.ones(ids.shape[0], n_pre, dtype=mask.dtype), mask[:, n_pre:]], dim=1)
+            ones = torch.ones(ids.shape[0], n_pre, dtype=mask.dtype, device=mask.device)
+            full_mask = torch.cat([ones, mask[:, n_pre:]], dim=1)
             hidden = body(
                 input_ids=ids[:, n_pre:], attention_mask=full_mask, past_key_values=cache, use_cache=True
             ).last_hidden_state
@@ -98,13 +99,17 @@ def make_trainer_class():
     return PrefixSharingSFTTrainer
 
 
-def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
+def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print, data_only: bool = False) -> dict:
+    """Train (or, with `data_only`, only build and write the tokenized examples as
+    `train.jsonl.gz`, for `sft.examples` on another machine) and export the adapter."""
     import torch
     from datasets import Dataset
     from peft import PeftModel, get_peft_model
     from trl import SFTConfig, SFTTrainer
 
-    init = init_adapter_source(cfg.init_adapter) if cfg.init_adapter else None  # fail before any work
+    init = init_adapter_source(cfg.init_adapter) if cfg.init_adapter and not data_only else None
+    if cfg.examples and data_only:
+        raise ValueError("--data-only builds examples; sft.examples reads built ones: give one of them")
     # which weights it started from: "embedded" names a different adapter after each release
     init_sha = hashlib.sha256(init.read_bytes()).hexdigest() if init and init.suffix == ".gguf" else None
     out_dir = Path(out_dir)
@@ -115,33 +120,22 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
 
     log(f"loading base {cfg.base}")
     model, tok = load_base(cfg.base)
-    fmt = ChatFormat("qwen35")
-
-    def tokenize(text: str) -> list[int]:
-        return tok(text, add_special_tokens=False)["input_ids"]
-
-    convs = mix_conversations(cfg.conversations, cfg.seed, mix_config(cfg))
-    examples = mix_examples(convs, fmt, tokenize)
-    sources: dict[str, int] = {}
-    for c in convs:
-        sources[c.source] = sources.get(c.source, 0) + 1
-    log("conversations by source: " + ", ".join(f"{k} {v}" for k, v in sorted(sources.items())))
-    if cfg.datasets:
-        extra, skipped = dataset_examples(cfg.datasets, fmt, tokenize, log)
-        log(f"public datasets: {len(extra)} conversations added, {skipped} rows skipped")
-        examples += extra
-    prepend_bos(examples, bos_ids(tok))
-    if not any(1 in e["assistant_masks"][: cfg.max_length] for e in examples):
-        first = min(e["assistant_masks"].index(1) for e in examples if 1 in e["assistant_masks"])
+    examples = training_examples(cfg, tok, log)
+    top = max(max(e["input_ids"]) for e in examples)
+    if top >= model.get_input_embeddings().num_embeddings:
         raise ValueError(
-            f"sft.max_length={cfg.max_length} cuts every conversation before its first assistant token "
-            f"(the earliest starts at token {first}: the system prompt and tools come first); "
-            "raise sft.max_length"
+            f"sft.examples={cfg.examples}: token id {top} is outside {cfg.base}'s vocabulary "
+            f"({model.get_input_embeddings().num_embeddings}): the file was built for another base"
         )
     n_tokens = sum(len(e["input_ids"]) for e in examples)
     n_train = sum(sum(e["assistant_masks"]) for e in examples)
-    write_jsonl(examples, out_dir / "train.jsonl")
+    if not cfg.examples:
+        write_jsonl(examples, out_dir / ("train.jsonl.gz" if data_only else "train.jsonl"))
     log(f"{len(examples)} conversations, {n_tokens} tokens ({n_train} trained on)")
+    if data_only:
+        summary = {"conversations": len(examples), "tokens": n_tokens, "trained_tokens": n_train}
+        (out_dir / "data_summary.json").write_text(json.dumps(summary, indent=2))
+        return summary
 
     if init:
         if init.suffix == ".gguf":  # the float16 weights llama.cpp reads, back as a PEFT folder
@@ -167,6 +161,9 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
         save_total_limit=1,
         report_to=[],
         dataloader_num_workers=0,
+        # TRL's dataset preparation (labels from assistant_masks, truncation) in parallel for the
+        # tens of thousands of examples a GPU run takes; one process for the CPU preset's hundreds
+        dataset_num_proc=min(8, os.cpu_count() or 1) if len(examples) > 2000 else None,
         seed=cfg.seed,
         **device_args(),
         gradient_checkpointing=False,  # recomputation costs a third more compute; memory is not the limit here
@@ -223,6 +220,39 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print) -> dict:
     (out_dir / "train_summary.json").write_text(json.dumps(summary, indent=2))
     log(f"done: {summary}")
     return summary
+
+
+def training_examples(cfg: SFTStageConfig, tok, log=print) -> list[dict[str, list[int]]]:
+    """The tokenized examples of a run: read from `cfg.examples`, or generated from the worlds (and
+    `cfg.datasets`) and tokenized block by block as the agent sees them."""
+    if cfg.examples:
+        examples = read_examples(Path(cfg.examples))
+        log(f"examples from {cfg.examples}: the mix fields of this config are not used")
+    else:
+        fmt = ChatFormat("qwen35")
+
+        def tokenize(text: str) -> list[int]:
+            return tok(text, add_special_tokens=False)["input_ids"]
+
+        convs = mix_conversations(cfg.conversations, cfg.seed, mix_config(cfg))
+        examples = mix_examples(convs, fmt, tokenize)
+        sources: dict[str, int] = {}
+        for c in convs:
+            sources[c.source] = sources.get(c.source, 0) + 1
+        log("conversations by source: " + ", ".join(f"{k} {v}" for k, v in sorted(sources.items())))
+        if cfg.datasets:
+            extra, skipped = dataset_examples(cfg.datasets, fmt, tokenize, log)
+            log(f"public datasets: {len(extra)} conversations added, {skipped} rows skipped")
+            examples += extra
+        prepend_bos(examples, bos_ids(tok))
+    if not any(1 in e["assistant_masks"][: cfg.max_length] for e in examples):
+        first = min(e["assistant_masks"].index(1) for e in examples if 1 in e["assistant_masks"])
+        raise ValueError(
+            f"sft.max_length={cfg.max_length} cuts every conversation before its first assistant token "
+            f"(the earliest starts at token {first}: the system prompt and tools come first); "
+            "raise sft.max_length"
+        )
+    return examples
 
 
 def mix_config(cfg: SFTStageConfig):
@@ -315,13 +345,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--preset", default="tiny")
     p.add_argument("--out", required=True, help="output folder: adapter.gguf, manifest.json, train summary")
     p.add_argument("--set", action="append", default=[], metavar="sft.FIELD=VALUE")
+    p.add_argument(
+        "--data-only",
+        action="store_true",
+        help="only build the tokenized examples (OUT/train.jsonl.gz), to train on elsewhere with sft.examples",
+    )
     a = p.parse_args(argv)
     try:
         cfg = resolve(a.preset, ["sft"], a.set)["stages"]["sft"]["config"]
     except ValueError as e:
         p.error(str(e))
     try:
-        run_sft(cfg, Path(a.out))
+        run_sft(cfg, Path(a.out), data_only=a.data_only)
     except ValueError as e:
         p.exit(2, f"{p.prog}: error: {e}\n")
     return 0

@@ -131,3 +131,11 @@ class SFTStageConfig:
             "comma-separated"
         },
     )
+    examples: str = field(
+        default="",
+        metadata={
+            "help": "train on the tokenized examples in this file (the train.jsonl or train.jsonl.gz an "
+            "SFT run, or `--data-only`, wrote) instead of generating them: the mix fields and "
+            "`datasets` are then unused. Builds data on one machine and trains on another (a GPU)"
+        },
+    )
