@@ -116,6 +116,8 @@ def test_data_only_writes_what_a_run_on_the_examples_trains_on(tmp_path, tiny_qw
     assert trained["conversations"] == 3 and trained["tokens"] == summary["tokens"]
     assert any("mix fields of this config are not used" in m for m in logs)
     assert (tmp_path / "run" / "adapter.gguf").read_bytes()[:4] == b"GGUF"
+    # the config that built the data travels with the run that trained on it
+    assert json.loads((tmp_path / "run" / "data_config.json").read_text())["conversations"] == 3
 
 
 def test_examples_built_for_a_larger_vocabulary_are_refused(tmp_path, tiny_qwen_dir, one_torch_thread):

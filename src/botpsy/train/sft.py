@@ -13,6 +13,11 @@ because the committed artifact is then a few-MB adapter, not base weights.
 
 Command: `botpsy recipe --preset tiny --stages sft` (with the recipe's evaluations), or the stage
 alone: `python -m botpsy.train.sft --preset tiny --out runs/sft-all [--set sft.FIELD=VALUE ...]`.
+
+Data and training can run on different machines: `--data-only` writes the tokenized examples
+(`OUT/train.jsonl.gz`, about 0.5 byte per token) and stops; `--set sft.examples=FILE` trains on
+them. Shards built in parallel with different `sft.seed`s join with `cat`. The embedded adapter
+was trained this way on a lent GPU: its model card has the commands.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import hashlib
 import json
 import math
 import os
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import asdict
@@ -131,6 +137,9 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print, data_only: bool = Fal
     n_train = sum(sum(e["assistant_masks"]) for e in examples)
     if not cfg.examples:
         write_jsonl(examples, out_dir / ("train.jsonl.gz" if data_only else "train.jsonl"))
+    elif (Path(cfg.examples).parent / "config.json").is_file():
+        # the config that built the examples (a --data-only run's), kept with the run that used them
+        shutil.copyfile(Path(cfg.examples).parent / "config.json", out_dir / "data_config.json")
     log(f"{len(examples)} conversations, {n_tokens} tokens ({n_train} trained on)")
     if data_only:
         summary = {"conversations": len(examples), "tokens": n_tokens, "trained_tokens": n_train}
