@@ -183,6 +183,7 @@ def resolve(text: str, today: date, earlier: str = "") -> list[str]:
     dates = find_dates(text, today)
     before = find_dates(earlier, today) if earlier else []
     times = find_times(text)
+    times_before = find_times(earlier) if earlier else []
     out = []
     for phrase, d in dates:
         if phrase.lower() == d.isoformat():
@@ -196,14 +197,14 @@ def resolve(text: str, today: date, earlier: str = "") -> list[str]:
         out.append(f"{phrase} = {hhmm}{combined}" if phrase != hhmm else f"{phrase}{combined}")
     if not times and dates and single and earlier:
         # a reply naming the date of a time asked for before: they combine
-        said = {hhmm: phrase for phrase, hhmm in find_times(earlier)}
+        said = {hhmm: phrase for phrase, hhmm in times_before}
         if len(said) == 1:
             hhmm, phrase = next(iter(said.items()))
             out.append(f"{phrase} = {hhmm} = {single.isoformat()}T{hhmm}")
     for phrase, minutes in find_durations(text):
         out.append(f"{phrase} = {minutes} minutes")
     any_date = bool(dates or before or _ISO.search(text) or _ISO.search(earlier))
-    any_time = bool(times or (earlier and find_times(earlier)))
+    any_time = bool(times or times_before)
     if any_date and not any_time:
         out.append("no time given")
     elif any_time and not any_date:

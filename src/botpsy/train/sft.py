@@ -127,11 +127,12 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print, data_only: bool = Fal
     log(f"loading base {cfg.base}")
     model, tok = load_base(cfg.base)
     examples = training_examples(cfg, tok, log)
-    top = max(max(e["input_ids"]) for e in examples)
-    if top >= model.get_input_embeddings().num_embeddings:
+    vocab = model.get_input_embeddings().num_embeddings
+    top = max(max(e["input_ids"]) for e in examples) if cfg.examples else 0  # generated: tok's own ids
+    if top >= vocab:
         raise ValueError(
             f"sft.examples={cfg.examples}: token id {top} is outside {cfg.base}'s vocabulary "
-            f"({model.get_input_embeddings().num_embeddings}): the file was built for another base"
+            f"({vocab}): the file was built for another base"
         )
     n_tokens = sum(len(e["input_ids"]) for e in examples)
     n_train = sum(sum(e["assistant_masks"]) for e in examples)
