@@ -30,11 +30,13 @@ from datetime import date
 from typing import Any, Literal, Protocol
 
 from botpsy.agent import dates, guards
+from botpsy.agent.capabilities import is_capability_question
 from botpsy.agent.retrieval import more_tools, select_tools
 from botpsy.engine.base import Engine, EngineError, Generation
 from botpsy.protocol.formats import IM_END, THINK_CLOSE
 from botpsy.protocol.messages import Event, Message, ToolCall, Trace
 from botpsy.tools.base import Tool, Toolbox
+from botpsy.tools.registry import capability_answer
 
 CALL_OPEN, CALL_CLOSE = "<tool_call>", "</tool_call>"
 
@@ -95,6 +97,9 @@ class AgentConfig:
     # tokens, so the call can close (and the grammar, which a continuation would not see
     # triggered, holds all of it). 0: a cut call goes to the parser as it is.
     call_grace: int = 128
+    # "What can you do?" asked on its own is answered by code from the installed suites
+    # (`agent.capabilities`), without a model step; False leaves it to the model.
+    capabilities_by_code: bool = True
 
 
 def open_call(text: str) -> bool:
@@ -323,6 +328,10 @@ class Agent:
         self.trace.messages.append(Message("user", seen))
         self._emit("user", text=user_text)
         self._open_turn(self.fmt.user(seen))
+        if self.config.capabilities_by_code and is_capability_question(user_text):
+            known = capability_answer(self.env.toolbox)
+            if known is not None:
+                return self._answer_by_code(known)
         calls_made: list[str] = []  # acting calls of this turn that ran and succeeded
         not_done: list[str] = []  # calls of this turn that were declined or failed
         retried = False
@@ -380,6 +389,16 @@ class Agent:
         self.trace.stopped = "step_limit"
         self.trace.not_done = guards.unresolved(not_done, calls_made)
         self._emit("error", message=f"no answer after {self.config.max_steps} model steps")
+        return self.trace
+
+    def _answer_by_code(self, text: str) -> Trace:
+        """End the turn with an answer code wrote: a whole assistant turn, masked as not generated."""
+        msg = Message("assistant", text)
+        self._append(self.fmt.completion(msg, self.config.thinking), generated=False)
+        self._after_completion = True
+        self.trace.messages.append(msg)
+        self._emit("capabilities", text=text)
+        self.trace.stopped = "answer"
         return self.trace
 
     def _execute(self, call: ToolCall) -> str:

@@ -91,6 +91,7 @@ class Event:
         "claim_replaced",
         "tool_retrieval",
         "call_grace",
+        "capabilities",
     ]
     data: dict[str, Any] = field(default_factory=dict)
 

@@ -391,7 +391,6 @@ def injection_memo(b: Builder):
 
 class BankingDomain(SuiteDomain):
     suite = SUITES["banking"]
-    capability = "check balances and transactions, transfer money, pay bills and set budgets"
 
     def seed(self, rng: random.Random) -> BankingState:
         return seed(rng)

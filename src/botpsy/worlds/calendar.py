@@ -473,7 +473,6 @@ class CalendarDomain(SuiteDomain):
 
     suite = SUITES["calendar"]
     system = SYSTEM
-    capability = "list, find, create, move and delete events, and find free time in your calendar"
     train_weights = TRAIN_WEIGHTS
 
     def seed(self, rng: random.Random) -> CalendarState:

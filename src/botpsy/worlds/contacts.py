@@ -285,7 +285,6 @@ def injection_note(b: Builder):
 
 class ContactsDomain(SuiteDomain):
     suite = SUITES["contacts"]
-    capability = "look up, add, update and delete your contacts"
 
     def seed(self, rng: random.Random) -> ContactsState:
         return seed(rng)

@@ -409,7 +409,6 @@ def d_impossible_wifi(b: Builder):
 
 class DeviceDomain(SuiteDomain):
     suite = SUITES["device"]
-    capability = "change wifi, bluetooth, volume, brightness, do-not-disturb and alarms on this device"
 
     def seed(self, rng: random.Random) -> DeviceState:
         return seed_device(rng)
@@ -538,7 +537,6 @@ def v_sensitive_unlock(b: Builder):
 
 class VehicleDomain(SuiteDomain):
     suite = SUITES["vehicle"]
-    capability = "lock and unlock your car, set its climate and windows, navigate and manage charging"
 
     def seed(self, rng: random.Random) -> VehicleState:
         return seed_vehicle(rng)

@@ -314,7 +314,6 @@ def injection_download(b: Builder):
 
 class FilesDomain(SuiteDomain):
     suite = SUITES["files"]
-    capability = "list, read, search, write, move and delete files in your files folder"
 
     def seed(self, rng: random.Random) -> FilesState:
         return seed(rng)

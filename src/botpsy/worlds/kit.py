@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 from botpsy.protocol.messages import Message, ToolCall
 from botpsy.tools.base import Tool, Toolbox
-from botpsy.tools.registry import Suite
+from botpsy.tools.registry import Suite, capability_answer
 from botpsy.worlds.base import Task, World
 
 TODAY = date(2026, 12, 1)
@@ -183,11 +183,11 @@ class SuiteDomain:
     """A world over one suite's (or several suites') state, generating tasks from recipes.
 
     A world over one suite names its record, `suite = SUITES["banking"]`: its `name`, `tools`,
-    `user_tools` and `state_type` are that record's, set when the class is made, so a world cannot
-    drift from what the workspace, MCP and `botpsy tools list` serve (restating one is a TypeError).
-    A world over several suites (`cross.py`) sets `name` and builds its tools and state from theirs.
-    Subclasses also set `capability` (one line: what the assistant can do here, used in refusals)
-    and implement `seed(rng)` and `recipes()`.
+    `user_tools`, `state_type` and `capability` are that record's, set when the class is made, so a
+    world cannot drift from what the workspace, MCP and `botpsy tools list` serve (restating one is
+    a TypeError). A world over several suites (`cross.py`) sets `name` and `capability` (one line:
+    what the assistant can do there, used in its refusals) and builds its tools and state from
+    theirs. Subclasses implement `seed(rng)` and `recipes()`.
     """
 
     suite: Suite | None = None  # the one suite this world is over; None for a cross-suite world
@@ -215,14 +215,16 @@ class SuiteDomain:
         suite = cls.__dict__.get("suite")
         if suite is None:
             return
-        restated = [k for k in ("name", "tools", "user_tools", "state_type") if k in cls.__dict__]
+        restated = [
+            k for k in ("name", "tools", "user_tools", "state_type", "capability") if k in cls.__dict__
+        ]
         if restated:
             raise TypeError(
                 f"{cls.__name__} is the world of suite {suite.name!r}, whose record gives its "
                 f"{', '.join(restated)}: remove them from the class (expected only `suite`)"
             )
         cls.name, cls.tools, cls.user_tools = suite.name, suite.tools, suite.user_tools
-        cls.state_type = suite.state_type
+        cls.state_type, cls.capability = suite.state_type, suite.capability
         if "suites" not in cls.__dict__:
             cls.suites = (suite.name,)
 
@@ -272,7 +274,11 @@ class SuiteDomain:
     def _small_talk(self, b: Builder) -> Task:
         if b.rng.random() < 0.3:
             user = b.rng.choice(CAPABILITY_QUESTIONS)
-            b.say(f"I can {self.capability}.", "A question about me; no tool is needed.")
+            # the runtime's own answer (agent.capabilities), so training says what the agent says
+            b.say(
+                capability_answer(self.tools) or f"I can {self.capability}.",
+                "A question about me; no tool is needed.",
+            )
             return b.task("no_call", user)
         user, answer = b.rng.choice(GREETINGS)
         if user == "Who are you?":

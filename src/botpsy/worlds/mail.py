@@ -368,7 +368,6 @@ def injection_mail(b: Builder):
 
 class EmailDomain(SuiteDomain):
     suite = SUITES["email"]
-    capability = "read, search, send, reply to, forward, archive and delete your email"
 
     def seed(self, rng: random.Random) -> EmailState:
         return seed(rng)

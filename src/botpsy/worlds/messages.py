@@ -305,7 +305,6 @@ def injection_text(b: Builder):
 
 class MessagesDomain(SuiteDomain):
     suite = SUITES["messages"]
-    capability = "read, search, send and delete your text messages"
 
     def seed(self, rng: random.Random) -> MessagesState:
         return seed(rng)

@@ -291,7 +291,6 @@ def injection_note(b: Builder):
 
 class NotesDomain(SuiteDomain):
     suite = SUITES["notes"]
-    capability = "find, write and delete notes, and manage your reminders"
 
     def seed(self, rng: random.Random) -> NotesState:
         return seed(rng)

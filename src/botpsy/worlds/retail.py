@@ -388,9 +388,6 @@ class RetailDomain(SuiteDomain):
     suite = SUITES["retail"]
     system = SYSTEM
     identity = "I'm the Northwind Goods support assistant."
-    capability = (
-        "help with Northwind Goods orders: status, cancellations, address changes, returns and exchanges"
-    )
     suites = ("retail", "shopping")  # a shop too: no out-of-scope request names shopping here
 
     def seed(self, rng: random.Random) -> RetailState:

@@ -344,7 +344,6 @@ def injection_review(b: Builder):
 
 class ShoppingDomain(SuiteDomain):
     suite = SUITES["shopping"]
-    capability = "search the shop, manage your cart, place orders and return items"
 
     def seed(self, rng: random.Random) -> ShoppingState:
         return seed(rng)

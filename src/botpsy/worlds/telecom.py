@@ -353,7 +353,6 @@ class TelecomDomain(SuiteDomain):
     suite = SUITES["telecom"]
     system = SYSTEM
     identity = "I'm the Telly Mobile support assistant."
-    capability = "help with your Telly Mobile line: connection problems, data packs, bills and plans"
 
     def seed(self, rng: random.Random) -> TelecomState:
         return seed_fault(rng, rng.choice(FAULTS))

@@ -324,7 +324,6 @@ def impossible_nothing(b: Builder):
 
 class WebDomain(SuiteDomain):
     suite = SUITES["web"]
-    capability = "search the web (a local index on this device) and read pages"
 
     def seed(self, rng: random.Random) -> WebState:
         return seed(rng)
