@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
+from botpsy.protocol.messages import Message
 from botpsy.tools.calendar import WEEKDAYS
 
 MONTHS = {
@@ -228,3 +229,19 @@ def annotate(text: str, today: date | None, earlier: str = "") -> str:
     if not parts:
         return text
     return f"{text.rstrip()}\n(resolved: {'; '.join(parts)})"
+
+
+def annotate_messages(messages: list[Message], today: date | None, previous_user: str = "") -> list[Message]:
+    """User turns with the runtime's resolved line, each read with the turn it answers: what the
+    agent shows the model, for conversations built without it (training data, RL prompts)."""
+    out, reply = [], ""
+    for m in messages:
+        if m.role == "user":
+            earlier = answered_turn(previous_user, reply)
+            out.append(Message("user", annotate(m.content, today, earlier)))
+            previous_user = m.content
+        else:
+            if m.role == "assistant":
+                reply = m.content
+            out.append(m)
+    return out

@@ -41,7 +41,7 @@ import random
 from dataclasses import dataclass, field
 from datetime import date
 
-from botpsy.agent.dates import annotate, answered_turn
+from botpsy.agent.dates import annotate, annotate_messages, answered_turn
 from botpsy.agent.loop import declined_result
 from botpsy.agent.retrieval import more_tools, select_tools
 from botpsy.data.synthetic_tools import synthetic_conversation
@@ -230,21 +230,6 @@ def completed_variant(task: Task) -> tuple[str, list[Message]] | None:
     return request + sep + answer.content.strip(), rest
 
 
-def _annotated(messages: list[Message], today: date | None, previous_user: str = "") -> list[Message]:
-    """User turns with the runtime's resolved line, each read with the turn it answers."""
-    out, reply = [], ""
-    for m in messages:
-        if m.role == "user":
-            earlier = answered_turn(previous_user, reply)
-            out.append(Message("user", annotate(m.content, today, earlier)))
-            previous_user = m.content
-        else:
-            if m.role == "assistant":
-                reply = m.content
-            out.append(m)
-    return out
-
-
 def world_conversation(
     name: str,
     rng: random.Random,
@@ -303,7 +288,7 @@ def world_conversation(
             gold = done[1]
         conv.messages.append(Message("user", annotate(user, today, answered_turn(*said)) + note))
         raw = gold or task.gold_messages()
-        conv.messages.extend(_annotated(raw, today, previous_user=user))
+        conv.messages.extend(annotate_messages(raw, today, previous_user=user))
         said = (
             next((m.content for m in reversed(raw) if m.role == "user"), user),
             next((m.content for m in reversed(raw) if m.role == "assistant"), ""),
@@ -326,7 +311,7 @@ def mix_conversations(n: int, seed: int, cfg: MixConfig = MixConfig()) -> list[C
                 rng, requests=cfg.per_conversation, unlisted=cfg.synthetic_unlisted
             )
             out.append(
-                Conversation("synthetic", tools, [Message("system", SYSTEM), *_annotated(msgs, today)])
+                Conversation("synthetic", tools, [Message("system", SYSTEM), *annotate_messages(msgs, today)])
             )
             continue
         name = names[len(out) % len(names)]

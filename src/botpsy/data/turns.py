@@ -35,11 +35,13 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
 
+from botpsy.agent.dates import annotate_messages
 from botpsy.protocol.formats import THINK_CLOSE, ChatFormat, Parsed, parse_completion
 from botpsy.protocol.messages import Message, ToolCall, Trace
 from botpsy.worlds import get_domain
 from botpsy.worlds.base import Domain, Task, check_trace, replay_gold
 from botpsy.worlds.calls import norm_call
+from botpsy.worlds.kit import TODAY
 
 
 @dataclass(frozen=True)
@@ -67,9 +69,12 @@ class TurnItem:
         return Message.from_dict(self.task.gold[self.gold_index()])
 
     def context(self) -> list[Message]:
-        """The messages the model sees: system, user request, gold conversation before the turn."""
+        """The messages the model sees: system, user request, gold conversation before the turn,
+        with the user turns' resolved dates as the agent adds them (`agent.dates`), so RL samples
+        from the prompt the runtime shows."""
         before = [Message.from_dict(d) for d in self.task.gold[: self.gold_index()]]
-        return [Message("system", self.task.system), Message("user", self.task.user), *before]
+        said = annotate_messages([Message("user", self.task.user), *before], TODAY)
+        return [Message("system", self.task.system), *said]
 
     def tools(self) -> list[dict[str, Any]]:
         return [t.schema() for t in self.domain.tools]

@@ -7,6 +7,7 @@ naming it. The recipe hands each stage the previous stage's best checkpoint this
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -16,7 +17,7 @@ from typing import Any
 
 from botpsy.engine.base import bos_ids
 from botpsy.export.lora_gguf import gguf_arch, gguf_weight_names, read_lora_gguf
-from botpsy.models import PACKAGE_BASES, base_gguf
+from botpsy.models import EMBEDDED, PACKAGE_BASES, base_gguf, embedded_dir
 
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
@@ -119,6 +120,42 @@ def load_policy(spec: str, threads: int = 0):
         if end not in eos:
             model.generation_config.eos_token_id = [end, *eos]
     return model, tok
+
+
+def adapter_student(spec: str, dest: Path, log=print) -> str:
+    """The student of an on-policy stage as something `load_policy` and the llama.cpp rollouts read.
+
+    A model that is a GGUF LoRA adapter over a base ("embedded", or a model folder whose manifest
+    names an `adapter`, like an SFT run trained on another machine) is merged into its base once, as
+    the checkpoint folder `dest` (merged again only when the adapter changes); a package base or a
+    checkpoint folder comes back as it is.
+    """
+    from peft import PeftModel
+
+    folder = embedded_dir() if spec == EMBEDDED else Path(spec).expanduser()
+    if spec in PACKAGE_BASES or not (folder / "manifest.json").is_file():
+        return spec
+    m = json.loads((folder / "manifest.json").read_text())
+    if m.get("hf") or not m.get("adapter"):
+        return spec
+    base = str(m.get("base") or "")
+    if base not in PACKAGE_BASES and not (Path(base).expanduser() / "config.json").is_file():
+        raise ValueError(
+            f"student {spec}: its adapter is over {base!r}, which is neither a package base "
+            f"({', '.join(PACKAGE_BASES)}) nor a Hugging Face folder here; give a checkpoint folder"
+        )
+    adapter = folder / m["adapter"]
+    sha = hashlib.sha256(adapter.read_bytes()).hexdigest()
+    dest = Path(dest)
+    done = dest / "manifest.json"
+    if done.is_file() and json.loads(done.read_text()).get("adapter_sha256") == sha:
+        return str(dest)
+    log(f"student {spec}: merging {adapter.name} into {base} ({dest})")
+    model, tok = load_base(base)
+    merged = PeftModel.from_pretrained(model, str(peft_folder_from_gguf(adapter, model, dest / "adapter")))
+    extra = {"merged_adapter": str(adapter), "adapter_sha256": sha}
+    save_checkpoint(merged, tok, dest, f"{m.get('name') or folder.name}-merged", extra)
+    return str(dest)
 
 
 def tokenizer_fingerprint(tok) -> tuple:

@@ -32,7 +32,9 @@ class OnPolicyConfig:
     student: str = field(
         default="",
         metadata={
-            "help": "policy to start from: a checkpoint folder; empty: the previous stage's best checkpoint"
+            "help": "policy to start from: a checkpoint folder, or a GGUF adapter model ('embedded', an "
+            "SFT run's folder), merged into its base once (RL1, RL2); empty: the previous stage's best "
+            "checkpoint"
         },
     )
     seed: int = field(
