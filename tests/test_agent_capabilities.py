@@ -1,4 +1,4 @@
-""""What can you do?" is answered by code from the installed suites (agent.capabilities).
+""" "What can you do?" is answered by code from the installed suites (agent.capabilities).
 
 Pins the bug of issue 13: with only the calendar installed, the embedded model answered the
 question with the email-and-banking world's capability line.

@@ -42,7 +42,9 @@ def test_an_adapter_over_a_base_that_is_not_here_is_a_clear_error(tmp_path):
         adapter_student(str(tmp_path / "run"), tmp_path / "s")
 
 
-def test_an_sft_runs_adapter_is_merged_once_into_the_model_it_adapts(tmp_path, tiny_qwen_dir, one_torch_thread):
+def test_an_sft_runs_adapter_is_merged_once_into_the_model_it_adapts(
+    tmp_path, tiny_qwen_dir, one_torch_thread
+):
     pytest.importorskip("trl")
     import torch
     from peft import PeftModel

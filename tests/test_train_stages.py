@@ -92,6 +92,46 @@ def test_rl1_samples_through_llamacpp_with_the_lora_as_trained(student, tmp_path
     assert lengths and all(0 < n <= 8 for n in lengths)
 
 
+def test_rl1_continues_the_lora_it_is_given(student, tmp_path):
+    """rl1.init_adapter: the stage trains the given LoRA (its rank, its weights), not a fresh one,
+    and keeps it as adapter.gguf; how the embedded default (a GGUF adapter) goes on to RL."""
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    from botpsy.train.rl_tools import run_rl1
+
+    base = AutoModelForCausalLM.from_pretrained(student, dtype=torch.float32)
+    lora = get_peft_model(base, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"]))
+    torch.manual_seed(0)
+    for name, p in lora.named_parameters():
+        if "lora_B" in name:
+            p.data.normal_(0, 0.5)  # a trained adapter: B is not zero
+    lora.save_pretrained(tmp_path / "sft" / "adapter")
+    ids = torch.tensor([[1, 5, 9, 12, 7]])
+    with torch.no_grad():
+        want = lora.merge_and_unload()(ids).logits
+        plain = AutoModelForCausalLM.from_pretrained(student, dtype=torch.float32)(ids).logits
+    assert (want - plain).abs().max() > 1e-3
+
+    out = tmp_path / "rl1"
+    logs: list[str] = []
+    cfg = _tiny_rl1(init_adapter=str(tmp_path / "sft"), learning_rate=0.0, max_steps=1)
+    run_rl1(cfg, student, out, log=logs.append)
+    _done(out, 1)
+    assert any("continuing the LoRA" in m and "r 4" in m for m in logs)
+    with torch.no_grad():
+        got = AutoModelForCausalLM.from_pretrained(str(out / "hf"), dtype=torch.float32)(ids).logits
+    assert torch.allclose(got, want, atol=1e-4)  # learning rate 0: exactly the adapter it was given
+    assert (out / "adapter.gguf").read_bytes()[:4] == b"GGUF"
+
+
+def test_rl1_init_adapter_that_is_not_one_is_a_clear_error(student, tmp_path):
+    from botpsy.train.rl_tools import run_rl1
+
+    with pytest.raises(ValueError, match="rl1.init_adapter=.*no LoRA adapter there"):
+        run_rl1(_tiny_rl1(init_adapter=str(tmp_path)), student, tmp_path / "rl1", log=lambda *_: None)
+
+
 @pytest.mark.parametrize("bad", [{"rollout": "vllm-ish"}, {"rollout": "llamacpp", "use_vllm": True}])
 def test_bad_rollout_settings_fail_before_training(student, tmp_path, bad):
     from botpsy.train.rl_tools import RL1Config, run_rl1

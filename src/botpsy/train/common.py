@@ -15,9 +15,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from botpsy.engine.base import bos_ids
+from botpsy.engine.base import EngineError, bos_ids
 from botpsy.export.lora_gguf import gguf_arch, gguf_weight_names, read_lora_gguf
 from botpsy.models import EMBEDDED, PACKAGE_BASES, base_gguf, embedded_dir
+from botpsy.models import resolve as resolve_model
 
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
@@ -120,6 +121,44 @@ def load_policy(spec: str, threads: int = 0):
         if end not in eos:
             model.generation_config.eos_token_id = [end, *eos]
     return model, tok
+
+
+def init_adapter_source(path: str, setting: str = "sft.init_adapter") -> Path:
+    """The adapter a stage's `init_adapter` (`setting`, named in errors) names: a PEFT folder
+    (itself, or the `adapter/` an SFT run wrote in it), or a GGUF LoRA adapter (a .gguf file, a
+    model folder's manifest, or "embedded")."""
+    if path == EMBEDDED:
+        return resolve_model(EMBEDDED).adapter
+    p = Path(path).expanduser()
+    if p.is_file() and p.suffix == ".gguf":
+        return p
+    for cand in (p, p / "adapter"):
+        if (cand / "adapter_config.json").is_file():
+            return cand
+    if (p / "manifest.json").is_file():
+        try:
+            adapter = resolve_model(str(p)).adapter
+        except EngineError as e:
+            raise ValueError(f"{setting}={path}: {e}") from None
+        if adapter is not None and adapter.suffix == ".gguf":
+            return adapter
+    raise ValueError(
+        f"{setting}={path}: no LoRA adapter there (adapter_config.json in it or in its adapter/ "
+        "folder, a .gguf adapter, or a model folder whose manifest names one); give the folder an SFT "
+        "run wrote (--out), its adapter/ folder, a .gguf adapter or 'embedded'"
+    )
+
+
+def continued_lora(model, path: str, work_dir: Path, setting: str):
+    """`model` wrapped in the LoRA `path` names (`init_adapter_source`), trainable: a stage that
+    continues an adapter rather than starting a fresh one. A GGUF adapter is written back as a PEFT
+    folder in `work_dir` first (float16, as llama.cpp reads it)."""
+    from peft import PeftModel
+
+    init = init_adapter_source(path, setting)
+    if init.suffix == ".gguf":
+        init = peft_folder_from_gguf(init, model, Path(work_dir) / "init_adapter")
+    return PeftModel.from_pretrained(model, str(init), is_trainable=True)
 
 
 def adapter_student(spec: str, dest: Path, log=print) -> str:

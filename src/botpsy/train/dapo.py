@@ -25,7 +25,9 @@ import random
 import time
 from pathlib import Path
 
+from botpsy.models import PACKAGE_BASES
 from botpsy.train.common import (
+    continued_lora,
     cpu_args,
     lora_config,
     rendered_prompt_ids,
@@ -36,7 +38,7 @@ from botpsy.train.common import (
 )
 from botpsy.train.dapo_config import DAPOConfig
 from botpsy.train.dynamic_sampling import group_rows, merge_rows, plan_groups, refill_needed
-from botpsy.train.llama_rollout import LlamaRollout, student_gguf
+from botpsy.train.llama_rollout import LlamaRollout, adapter_gguf, student_gguf
 
 ROLLOUTS = ("transformers", "llamacpp")
 
@@ -138,6 +140,10 @@ def train_dapo(
         raise ValueError(f"rollout must be one of {', '.join(ROLLOUTS)}, got {cfg.rollout!r}")
     if cfg.rollout == "llamacpp" and cfg.use_vllm:
         raise ValueError("rollout=llamacpp and use_vllm both choose the sampler; set one")
+    if cfg.init_adapter:
+        model = continued_lora(model, cfg.init_adapter, out_dir, f"{stage}.init_adapter")
+        lora = model.peft_config["default"]
+        log(f"{stage}: continuing the LoRA of {cfg.init_adapter} (r {lora.r}, alpha {lora.lora_alpha})")
     rollout = None
     if cfg.rollout == "llamacpp":
         longest = max(len(ids) for ids in rendered_prompt_ids(tok, [r["prompt"] for r in rows]))
@@ -179,7 +185,7 @@ def train_dapo(
         args=args,
         train_dataset=Dataset.from_list(rows),
         processing_class=tok,
-        peft_config=lora_config(cfg.lora_r, cfg.lora_alpha),
+        peft_config=None if cfg.init_adapter else lora_config(cfg.lora_r, cfg.lora_alpha),
         callbacks=time_budget_callback(cfg.time_budget_min),
         **({"rollout_func": rollout} if rollout else {}),
     )
@@ -189,7 +195,15 @@ def train_dapo(
     finally:
         if rollout:
             rollout.cleanup()
-    save_checkpoint(trainer.model, tok, out_dir, f"botpsy-{stage}-" + out_dir.parent.name)
+    extra = {}
+    if cfg.init_adapter:
+        # the continued LoRA, as the embedded model's is kept; over a package base the folder runs
+        # on llama.cpp as that model does (base GGUF + adapter), while `hf` (the LoRA folded in)
+        # feeds the next stage
+        adapter_gguf(trainer.accelerator.unwrap_model(trainer.model), out_dir / "adapter.gguf")
+        if student in PACKAGE_BASES:
+            extra = {"base": student, "adapter": "adapter.gguf"}
+    save_checkpoint(trainer.model, tok, out_dir, f"botpsy-{stage}-" + out_dir.parent.name, extra)
     hist = [h for h in trainer.state.log_history if "reward" in h]
     return write_summary(
         out_dir,

