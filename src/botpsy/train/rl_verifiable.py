@@ -29,7 +29,7 @@ from pathlib import Path
 
 from botpsy.data.verifiable import Item, mixture, score
 from botpsy.protocol.formats import ChatFormat
-from botpsy.train.common import adapter_student, load_policy, parse_pairs
+from botpsy.train.common import adapter_student, check_continued_student, load_policy, parse_pairs
 from botpsy.train.dapo import train_dapo
 from botpsy.train.dapo_config import DAPOConfig
 from botpsy.train.rewards import loop_penalty, overlong_penalty
@@ -88,6 +88,7 @@ def run_rl2(cfg: RL2Config, student: str, out_dir: Path, log=print) -> dict:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "config.json").write_text(json.dumps({**asdict(cfg), "student": student}, indent=2))
+    check_continued_student(cfg.init_adapter, student, "rl2.init_adapter")
     student = adapter_student(student, out_dir / "student", log)
     model, tok = load_policy(student, cfg.threads)
     rows = rl2_dataset(cfg, ChatFormat("qwen35"), log=log)
