@@ -87,6 +87,8 @@ def _print_event(ev, note=_note) -> None:
         )
     elif ev.kind == "phantom_guard":
         note("  ", ("the answer claimed an action no tool made; asking for the call", "yellow"))
+    elif ev.kind == "grounding_guard":
+        note("  ", ("not run: the call used a number you never gave; asking you for it", "yellow"))
     elif ev.kind == "claim_replaced":
         undone = ", ".join(ev.data["not_done"])
         note(

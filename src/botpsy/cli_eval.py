@@ -155,7 +155,11 @@ def cmd_bfcl(a) -> int:
                 _write(Path(a.out) / f"bfcl-{_slug(label)}.json", rep.to_dict())
 
     def line(s: dict[str, Any]) -> str:
-        cats = ", ".join(f"{c} {v['accuracy']:.1%}" for c, v in s["categories"].items())
+        cats = ", ".join(
+            f"{c} {v['accuracy']:.1%}"
+            + (f" (model alone {v['model_accuracy']:.1%}, {v['held']} held)" if v.get("held") else "")
+            for c, v in s["categories"].items()
+        )
         fails = ", ".join(f"{k} ×{v}" for k, v in s["failures"].items())
         return (
             f" BFCL v4 over {s['n']} items: overall {s['overall']:.1%} "

@@ -9,7 +9,8 @@ Bad model output never ends a session: parse errors and refused calls go back to
 
 Guards (`agent.guards`): reasoning that loops or runs past its budget is cut with a forced
 `</think>` and the step goes on to an answer; an answer that claims an action no tool call made
-gets one nudged retry. On llama.cpp, a lazy grammar (`engine.grammar`) holds every tool call to
+gets one nudged retry; a call with a number nobody stated is not run, and the user is asked for
+it (`agent.grounding`). On llama.cpp, a lazy grammar (`engine.grammar`) holds every tool call to
 the installed tools' schemas from `<tool_call>` on, so calls are well-formed. The trigger only sees
 text generated in the same engine call, so two things keep a call inside one: a reasoning chunk
 that closes `</think>` is kept only through it and the answer is generated in one piece, and a
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any, Literal, Protocol
 
-from botpsy.agent import dates, guards
+from botpsy.agent import dates, grounding, guards
 from botpsy.agent.capabilities import is_capability_question
 from botpsy.agent.retrieval import more_tools, select_tools
 from botpsy.engine.base import Engine, EngineError, Generation
@@ -100,6 +101,9 @@ class AgentConfig:
     # "What can you do?" asked on its own is answered by code from the installed suites
     # (`agent.capabilities`), without a model step; False leaves it to the model.
     capabilities_by_code: bool = True
+    # A step whose call holds a number the conversation never stated is not run; the agent asks
+    # the user for the value instead (agent/grounding.py). False runs every call as the model wrote it.
+    grounding_guard: bool = True
 
 
 def open_call(text: str) -> bool:
@@ -331,7 +335,7 @@ class Agent:
         if self.config.capabilities_by_code and is_capability_question(user_text):
             known = capability_answer(self.env.toolbox)
             if known is not None:
-                return self._answer_by_code(known)
+                return self._answer_by_code(known, "capabilities")
         calls_made: list[str] = []  # acting calls of this turn that ran and succeeded
         not_done: list[str] = []  # calls of this turn that were declined or failed
         retried = False
@@ -379,6 +383,9 @@ class Agent:
                 self.trace.stopped = "token_cap" if stop == "length" else "answer"
                 self.trace.not_done = undone
                 return self.trace
+            held = self._ungrounded(parsed.calls) if self.config.grounding_guard else {}
+            if held:
+                return self._hold(msg, held)
             results = [self._execute(c) for c in parsed.calls]
             for c, r in zip(parsed.calls, results, strict=True):
                 failed = is_error_result(r)
@@ -391,15 +398,37 @@ class Agent:
         self._emit("error", message=f"no answer after {self.config.max_steps} model steps")
         return self.trace
 
-    def _answer_by_code(self, text: str) -> Trace:
+    def _answer_by_code(self, text: str, kind: str, **data: Any) -> Trace:
         """End the turn with an answer code wrote: a whole assistant turn, masked as not generated."""
         msg = Message("assistant", text)
         self._append(self.fmt.completion(msg, self.config.thinking), generated=False)
         self._after_completion = True
         self.trace.messages.append(msg)
-        self._emit("capabilities", text=text)
+        self._emit(kind, text=text, **data)
         self.trace.stopped = "answer"
         return self.trace
+
+    def _ungrounded(self, calls: list[ToolCall]) -> dict[str, list[tuple[str, Any]]]:
+        box = self.env.toolbox
+        tools = {c.name: grounding.tool_numbers(box[c.name].schema(), box[c.name].defaults) for c in calls}
+        return grounding.held_calls(calls, tools, self.trace.messages)
+
+    def _hold(self, msg: Message, held: dict[str, list[tuple[str, Any]]]) -> Trace:
+        """Run none of a step's calls (one holds an ungrounded number) and ask the user for the values.
+
+        The calls leave the message, as a parse error's would: the assistant did not act, so
+        evaluation does not count them as calls made; the event keeps what the model wrote."""
+        calls, msg.tool_calls = msg.tool_calls, []
+        results = [grounding.held_result(c, held.get(c.key())) for c in calls]
+        for r in results:
+            self.trace.messages.append(Message("tool", r, name="grounding_guard"))
+        self._open_turn(self.fmt.tool_results(results))
+        return self._answer_by_code(
+            grounding.ask_for(held, calls),
+            "grounding_guard",
+            calls=[c.key() for c in calls],
+            held={k: dict(v) for k, v in held.items()},
+        )
 
     def _execute(self, call: ToolCall) -> str:
         tool = self.env.toolbox[call.name]

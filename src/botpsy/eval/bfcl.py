@@ -22,6 +22,9 @@ Where botpsy differs from BFCL's own inference, on purpose:
   limit per turn is BFCL's (20 steps, then the item is force-terminated and fails);
 * functions BFCL adds mid-conversation (miss_func) are listed in that turn's user message, since
   the history is append-only token ids and the system turn cannot change;
+* the agent's grounding guard runs (`agent.grounding`): a call holding a number the question
+  never states is not made, so the item is scored as no call; the model's own output is judged
+  too, and `model_accuracy` beside `accuracy` is the model alone, from the same run;
 * the six live_irrelevance items whose question has earlier turns get them as a transcript in the
   last user message.
 
@@ -528,6 +531,9 @@ class BfclConfig:
     temperature: float = 0.0
     thinking: bool = True
     limit: int | None = None  # items per category (evenly spaced), None for all
+    # The agent's grounding guard (agent/grounding.py): a call it holds is scored as no call, and
+    # the raw model's verdict is kept beside it (`model_accuracy`).
+    grounding_guard: bool = True
 
 
 def run_item(
@@ -551,6 +557,7 @@ def run_item(
             max_tokens=config.max_tokens,
             temperature=config.temperature,
             thinking=config.thinking,
+            grounding_guard=config.grounding_guard,
         ),
     )
     agent.fmt = BfclFormat(engine.chat_format.name)
@@ -562,10 +569,13 @@ def run_item(
     first = next((m for m in trace.messages if m.role == "assistant"), Message("assistant"))
     step = next((e for e in trace.events if e.kind == "model"), None)
     output = decode_for_checker(step.data["text"], agent.fmt, agent.tools, config.thinking) if step else []
-    if "relevance" in category:
-        verdict = worker.request("relevance", category=category, output=output)
-    else:
-        verdict = worker.request("ast", category=category, id=entry["id"], output=output)
+    held = any(e.kind == "grounding_guard" for e in trace.events)
+    # What the agent did: a call the grounding guard held was not made. The model's own output
+    # is judged too when the two differ, so the guard's effect stays visible per item.
+    verdict = _verdict(worker, category, entry["id"], [] if held else output)
+    detail: dict[str, Any] = {"calls": output, "answer": first.content[:300]}
+    if held:
+        detail.update(held=True, model_ok=bool(_verdict(worker, category, entry["id"], output)["valid"]))
     figs = trace_figures(trace, count)
     return ItemResult(
         "bfcl",
@@ -574,9 +584,20 @@ def run_item(
         model,
         bool(verdict["valid"]),
         "" if verdict["valid"] else verdict.get("error_type") or "invalid",
-        detail={"calls": output, "answer": first.content[:300]},
+        detail=detail,
         **figs,
     )
+
+
+def _verdict(worker: BfclWorker, category: str, item_id: str, output: list[dict[str, Any]]) -> dict[str, Any]:
+    if "relevance" in category:
+        return worker.request("relevance", category=category, output=output)
+    return worker.request("ast", category=category, id=item_id, output=output)
+
+
+def model_ok(r: ItemResult) -> bool:
+    """Whether the model's own output (before the agent's guards) passed the checker."""
+    return bool(r.detail.get("model_ok", r.ok)) if not r.error else False
 
 
 def _run_multi_turn(
@@ -599,6 +620,7 @@ def _run_multi_turn(
             max_tokens=config.max_tokens,
             temperature=config.temperature,
             thinking=config.thinking,
+            grounding_guard=config.grounding_guard,
         ),
     )
     agent.fmt = BfclFormat(engine.chat_format.name)
@@ -723,7 +745,10 @@ class BfclReport:
             "overall": r4(self.summary["overall"]),
             "overall_leaderboard": r4(self.summary["overall_leaderboard"]),
             "groups": {k: r4(v) for k, v in self.summary["groups"].items()},
-            "categories": {c: {**v, "accuracy": r4(v["accuracy"])} for c, v in self.categories.items()},
+            "categories": {
+                c: {**v, "accuracy": r4(v["accuracy"]), "model_accuracy": r4(v.get("model_accuracy"))}
+                for c, v in self.categories.items()
+            },
             "n": sum(v["total"] for v in self.categories.values()),
             "failures": self.failures,
         }
@@ -774,6 +799,8 @@ def evaluate_bfcl(
                 "accuracy": sum(r.ok for r in rs) / len(rs) if rs else 0.0,
                 "correct": sum(r.ok for r in rs),
                 "total": len(rs),
+                "held": sum(bool(r.detail.get("held")) for r in rs),
+                "model_accuracy": sum(model_ok(r) for r in rs) / len(rs) if rs else 0.0,
             }
     finally:
         if own:

@@ -92,6 +92,7 @@ class Event:
         "tool_retrieval",
         "call_grace",
         "capabilities",
+        "grounding_guard",
     ]
     data: dict[str, Any] = field(default_factory=dict)
 

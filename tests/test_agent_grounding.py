@@ -1,0 +1,197 @@
+"""The grounding guard (agent.grounding): a call with a number nobody stated is not run; the user is asked.
+
+Pins what BFCL's irrelevance category showed of the embedded model: with no fitting tool it calls
+the nearest one with made-up numbers. The gold of every training world must never trip the guard.
+"""
+
+import json
+
+import pytest
+
+from botpsy.agent.grounding import (
+    ToolNumbers,
+    ask_for,
+    held_calls,
+    known_numbers,
+    numbers_in,
+    tool_numbers,
+    ungrounded,
+)
+from botpsy.agent.loop import Agent, AgentConfig
+from botpsy.data.mix import MixConfig, mix_conversations
+from botpsy.engine.oracle import ScriptedEngine
+from botpsy.protocol.messages import Message, ToolCall
+from botpsy.stores.workspace import Workspace
+from botpsy.tools.base import tool
+from botpsy.tools.registry import SUITES
+
+# Every suite tool as the agent checks it (a conversation's later tools are not in its system
+# block); synthetic tools come from the conversation.
+SUITE_TOOLS = {t.name: tool_numbers(t.schema(), t.defaults) for s in SUITES.values() for t in s.tools}
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("Transfer 1,200.50 to Bob", {1200.5}),
+        ("set it to -4 degrees", {4.0, -4.0}),
+        ("a 15% tip", {1.0, 15.0, 0.15}),  # "a" is one: "a pizza"
+        ("budget of 5k", {5.0, 5000.0}),
+        ("two tickets for a dozen people", {1.0, 2.0, 12.0}),
+        ("twenty five apples and three hundred pears", {20.0, 5.0, 25.0, 3.0, 100.0, 300.0}),
+        ("the third row", {3.0}),
+        ("open it halfway", {0.5, 50.0}),
+        ("(resolved: 2 hours = 120 minutes)", {2.0, 60.0, 3600.0, 120.0}),  # units: 60 a minute
+        ("charges of 1e-9 and 2.5E+3, revenue of $1.2M", {1e-9, 2500.0, 1.2, 1.2e6}),
+        ("the host count for February", {2.0}),
+        ("order A12 on 2026-12-04", {12.0, 2026.0, 4.0}),  # a hyphen after a digit is no sign
+        ("no numbers here", set()),
+    ],
+)
+def test_numbers_in(text, expected):
+    assert numbers_in(text) == expected
+
+
+AREA = {
+    "type": "function",
+    "function": {
+        "name": "area",
+        "description": "Area of a triangle, rounded to 3 places by default.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "base": {"type": "number"},
+                "height": {"type": "number"},
+                "unit": {"type": "string"},
+                "precision": {"type": "integer", "default": 2},
+                "mode": {"type": "integer", "enum": [1, 7]},
+                "points": {"type": "array", "items": {"type": "integer"}},
+                "exact": {"type": "boolean"},
+            },
+            "required": ["base", "height", "unit", "precision", "mode", "points", "exact"],
+        },
+    },
+}
+TOOL = tool_numbers(AREA, {"scale": 9})
+
+
+def test_a_tool_offers_its_own_numbers():
+    assert TOOL.offered == {2.0, 3.0, 1.0, 7.0, 9.0} and "height" in TOOL.required
+
+
+def test_an_invented_number_is_ungrounded_and_a_stated_one_is_not():
+    known = numbers_in("What is the area of a triangle with base 10 cm?")
+    call = ToolCall("area", {"base": 10, "height": 5, "unit": "cm 99"})
+    assert ungrounded(call, known, TOOL) == [("height", 5)]  # strings are not checked
+    assert ungrounded(ToolCall("area", {"base": 10.0, "exact": True}), known, TOOL) == []
+
+
+def test_what_the_tool_offers_lists_and_signs():
+    known = numbers_in("points 4 and 6, ten below zero")
+    offered_by_tool = {"precision": 2, "mode": 7, "height": 3, "base": 9}
+    assert ungrounded(ToolCall("area", offered_by_tool), known, TOOL) == []
+    assert ungrounded(ToolCall("area", {"precision": 4}), known, TOOL) == []  # stated
+    assert ungrounded(ToolCall("area", {"points": [4, 6], "base": -10}), known, TOOL) == []
+    assert ungrounded(ToolCall("area", {"points": [4, 8]}), known, TOOL) == [("points", [4, 8])]
+    assert ungrounded(ToolCall("area", {"mode": 5}), known) == [("mode", 5)]
+
+
+def test_optional_parameters_are_the_models_to_refine():
+    optional = ToolNumbers(frozenset(), frozenset({"base"}))
+    assert ungrounded(ToolCall("area", {"base": 3, "precision": 8}), set(), optional) == [("base", 3)]
+
+
+def test_one_step_of_arithmetic_on_what_the_user_said():
+    said = [
+        Message("user", "Top up the groceries budget with another 100"),
+        Message("tool", json.dumps({"groceries": {"limit": 400}})),
+    ]
+    assert {500.0, 300.0, 40000.0} <= known_numbers(said)
+    assert 800.0 not in known_numbers(said)  # tool numbers alone are not combined
+
+
+def test_only_system_user_and_tool_turns_ground_a_number():
+    said = [
+        Message("system", "Today is 2026-12-01."),
+        Message("user", "Pay the bill"),
+        Message("assistant", "I will pay 75."),  # the model's own words ground nothing
+        Message("tool", json.dumps({"amount_due": 42.5})),
+    ]
+    calls = [ToolCall("pay", {"amount": 75}), ToolCall("pay", {"amount": 42.5, "day": 1})]
+    held = held_calls(calls, {}, said)
+    assert list(held) == [calls[0].key()] and held[calls[0].key()] == [("amount", 75)]
+    assert ask_for(held, calls) == (
+        "I don't have the amount for pay: you haven't said, and I won't guess. What should I use?"
+    )
+
+
+def test_the_gold_of_every_training_conversation_is_grounded():
+    """Worlds (all suites and cross-suite), every task kind, and unseen synthetic tools: the
+    conversations the model learns from never hold a number the guard would stop."""
+    convs = mix_conversations(400, seed=5, cfg=MixConfig(domains=("all",), synthetic_share=0.25))
+    checked = 0
+    for conv in convs:
+        synthetic = {s["function"]["name"]: tool_numbers(s) for s in conv.tools if conv.source == "synthetic"}
+        tools = {**SUITE_TOOLS, **synthetic}
+        for i, m in enumerate(conv.messages):
+            if m.role == "assistant" and m.tool_calls:
+                assert held_calls(m.tool_calls, tools, conv.messages[:i]) == {}, (conv.source, m)
+                checked += 1
+    assert checked > 300 and {c.source for c in convs} >= {"synthetic", "banking", "vehicle", "calendar"}
+
+
+# ---- in the agent -------------------------------------------------------------------------------
+
+
+def _thermostat(state, degrees: float) -> dict:
+    """Set the home thermostat.
+
+    Args:
+        degrees: target temperature in degrees Celsius.
+    """
+    RAN.append(degrees)
+    return {"set": degrees}
+
+
+RAN: list[float] = []
+
+
+def _agent(tmp_path, replies, **config):
+    RAN.clear()
+    extra = [tool(name="set_thermostat", mutates=True)(_thermostat)]
+    eng = ScriptedEngine(replies)
+    ws = Workspace(tmp_path, suites=["calendar"], extra_tools=extra)
+    return eng, Agent(eng, ws, "sys", AgentConfig(**config))
+
+
+CALL = 'ok\n</think>\n\n<tool_call>\n{"name": "set_thermostat", "arguments": {"degrees": 22}}\n</tool_call>'
+
+
+def test_an_ungrounded_call_is_not_run_and_the_user_is_asked(tmp_path):
+    eng, agent = _agent(tmp_path, [CALL, CALL])
+    trace = agent.send("Make it warmer at home")
+    assert RAN == [] and len(eng.prompts) == 1  # not run, no second model step
+    assert trace.stopped == "answer" and trace.tool_calls == []  # the assistant made no call
+    assert trace.final_answer == (
+        "I don't have the degrees for set_thermostat: you haven't said, and I won't guess. What should I use?"
+    )
+    (ev,) = [e for e in trace.events if e.kind == "grounding_guard"]
+    assert ev.data["held"] == {ToolCall("set_thermostat", {"degrees": 22.0}).key(): {"degrees": 22.0}}
+    tool_msg = next(m for m in trace.messages if m.role == "tool")
+    assert tool_msg.name == "grounding_guard" and '"kind": "ungrounded"' in tool_msg.content
+    text = eng.detokenize(trace.token_ids)
+    assert "degrees=22.0 appears nowhere in the conversation" in text  # the model sees why
+    assert text.endswith(f"{trace.final_answer}<|im_end|>")
+    # the user's answer grounds the value, and the model's next call runs
+    agent.send("22 degrees please")
+    assert RAN == [22]
+
+
+@pytest.mark.parametrize(
+    "request_text,config",
+    [("Set the thermostat to 22", {}), ("Make it warmer at home", {"grounding_guard": False})],
+)
+def test_a_grounded_call_or_a_switched_off_guard_runs_it(tmp_path, request_text, config):
+    _, agent = _agent(tmp_path, [CALL], **config)
+    trace = agent.send(request_text)
+    assert RAN == [22] and not [e for e in trace.events if e.kind == "grounding_guard"]
