@@ -9,6 +9,7 @@ import json
 import pytest
 
 from botpsy.agent.grounding import (
+    ALL_PAIRS_UP_TO,
     ToolNumbers,
     ask_for,
     held_calls,
@@ -101,13 +102,19 @@ def test_optional_parameters_are_the_models_to_refine():
     assert ungrounded(ToolCall("area", {"base": 3, "precision": 8}), set(), optional) == [("base", 3)]
 
 
-def test_one_step_of_arithmetic_on_what_the_user_said():
+def test_one_step_of_arithmetic_on_stated_numbers():
     said = [
         Message("user", "Top up the groceries budget with another 100"),
-        Message("tool", json.dumps({"groceries": {"limit": 400}})),
+        Message("tool", json.dumps({"groceries": {"limit": 400}, "gift_card": 128, "fare": 375})),
     ]
-    assert {500.0, 300.0, 40000.0} <= known_numbers(said)
-    assert 800.0 not in known_numbers(said)  # tool numbers alone are not combined
+    known = known_numbers(said)
+    assert {500.0, 300.0, 40000.0, 247.0, 800.0} <= known and 123.0 not in known
+
+
+def test_a_long_tool_result_combines_only_with_the_users_numbers():
+    listing = json.dumps([{"id": i, "price": 1000 + 7 * i} for i in range(ALL_PAIRS_UP_TO)])
+    known = known_numbers([Message("user", "add 3 more"), Message("tool", listing)])
+    assert 1007.0 + 3 in known and 1000.0 + 1007.0 not in known
 
 
 def test_only_system_user_and_tool_turns_ground_a_number():

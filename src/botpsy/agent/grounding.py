@@ -173,11 +173,18 @@ def _numbers(value: Any) -> Iterable[float]:
             yield from _numbers(v)
 
 
+def _key(value: float) -> float:
+    """A number as the guard compares it: unsigned, to 5 significant digits ("2 pi" written as
+    6.2832, a sum's float noise), so that set lookups do the matching."""
+    return float(f"{abs(value):.5g}")
+
+
+def _keys(values: Iterable[float]) -> set[float]:
+    return {_key(v) for v in values}
+
+
 def _grounded(value: float, known: set[float] | frozenset[float]) -> bool:
-    """Exactly, or to the rounding a written value carries ("2 pi" written as 6.2832)."""
-    if value in known or -value in known:
-        return True
-    return any(math.isclose(abs(value), abs(k), rel_tol=1e-4, abs_tol=1e-12) for k in known)
+    return _key(value) in known
 
 
 @dataclass(frozen=True)
@@ -215,11 +222,16 @@ def ungrounded(call: ToolCall, known: set[float], tool: ToolNumbers | None = Non
     return out
 
 
+# Above this many stated numbers (long tool results), the arithmetic step takes one operand from
+# the user's words only, so the set stays small (pairs grow as the square).
+ALL_PAIRS_UP_TO = 150
+
+
 def known_numbers(messages: Iterable[Message]) -> set[float]:
-    """The numbers a conversation states: system prompt, user turns and tool results (not the
-    model's own words, where an invented number would ground itself), and one step of arithmetic
-    on what the user said: a user's number added to, taken from or multiplying a stated one
-    ("another €100" on a €400 budget is 500; "double it" is 2 times the current value)."""
+    """The numbers a conversation states (as `_key`s): system prompt, user turns and tool
+    results (not the model's own words, where an invented number would ground itself), and one
+    step of arithmetic on two of them: "another €100" on a €400 budget is 500, "double it" is
+    2 times the current value, the card's share of a €375 fare after a €128 gift card is 247."""
     stated: set[float] = set()
     said: set[float] = set()
     for m in messages:
@@ -228,10 +240,10 @@ def known_numbers(messages: Iterable[Message]) -> set[float]:
             stated |= found
             if m.role == "user":
                 said |= found
-    known = set(stated)
-    for u in said:
+    known = _keys(stated)
+    for u in stated if len(stated) <= ALL_PAIRS_UP_TO else said:
         for k in stated:
-            known.update((k + u, k - u, k * u))
+            known.update(_keys((k + u, k - u, k * u)))
     return known
 
 

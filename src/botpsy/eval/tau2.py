@@ -250,6 +250,9 @@ def run_gold(
             max_tokens=config.max_tokens,
             temperature=config.temperature,
             thinking=config.thinking,
+            # The scripted user opens with a generic line and never states the task's numbers (a
+            # fare split over two payment methods): the grounding guard would have nothing to go on.
+            grounding_guard=False,
         ),
     )
     opening = "Hi, I need help with my account."
