@@ -108,7 +108,11 @@ def test_one_step_of_arithmetic_on_stated_numbers():
         Message("tool", json.dumps({"groceries": {"limit": 400}, "gift_card": 128, "fare": 375})),
     ]
     known = known_numbers(said)
-    assert {500.0, 300.0, 40000.0, 247.0, 800.0} <= known and 123.0 not in known
+    assert {500.0, 300.0, 40000.0, 247.0} <= known and not {
+        123.0,
+        800.0,
+        0.0,
+    } & known  # 800 = 400 + 400: one number
 
 
 def test_a_long_tool_result_combines_only_with_the_users_numbers():

@@ -92,8 +92,6 @@ _WORDS = {
     "eighth": 8,
     "ninth": 9,
     "tenth": 10,
-    "a": 1,  # "a pizza", "an hour": quantity one
-    "an": 1,
     "pi": math.pi,
     # Units a request names, as the numbers a tool in another unit multiplies by: "3 minutes"
     # is 180 seconds (3 said, times 60), "a week" is 7 days, "quarterly" is 4 times a year.
@@ -123,11 +121,13 @@ _NUMBER = re.compile(
 )
 _SCALE = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "bn": 1e9}
 _WORD = re.compile(r"\b[a-z]+\b")
+_ARTICLE = re.compile(r"\b(?:a|an)\b", re.I)
 
 
-def numbers_in(text: str) -> set[float]:
-    """Every number `text` states, as floats (see the module doc for what counts)."""
-    found: set[float] = set()
+def numbers_in(text: str, articles: bool = True) -> set[float]:
+    """Every number `text` states, as floats (see the module doc for what counts); with
+    `articles`, "a"/"an" state 1 ("a pizza": quantity one)."""
+    found: set[float] = {1.0} if articles and _ARTICLE.search(text) else set()
     for m in _NUMBER.finditer(text):
         sign, whole, frac, exp, suffix = m.groups()
         value = float(whole.replace(",", "") + (f".{frac}" if frac else "") + (f"e{exp}" if exp else ""))
@@ -230,20 +230,23 @@ ALL_PAIRS_UP_TO = 150
 def known_numbers(messages: Iterable[Message]) -> set[float]:
     """The numbers a conversation states (as `_key`s): system prompt, user turns and tool
     results (not the model's own words, where an invented number would ground itself), and one
-    step of arithmetic on two of them: "another €100" on a €400 budget is 500, "double it" is
+    step of arithmetic on two different ones (the articles' 1 aside): "another €100" on a €400 budget is 500, "double it" is
     2 times the current value, the card's share of a €375 fare after a €128 gift card is 247."""
     stated: set[float] = set()
+    operands: set[float] = set()  # without the articles' 1, which every sentence would spread
     said: set[float] = set()
     for m in messages:
         if m.role in ("system", "user", "tool"):
-            found = numbers_in(m.content)
-            stated |= found
+            stated |= numbers_in(m.content)
+            found = numbers_in(m.content, articles=False)
+            operands |= found
             if m.role == "user":
                 said |= found
     known = _keys(stated)
-    for u in stated if len(stated) <= ALL_PAIRS_UP_TO else said:
-        for k in stated:
-            known.update(_keys((k + u, k - u, k * u)))
+    for u in operands if len(operands) <= ALL_PAIRS_UP_TO else said:
+        for k in operands:
+            if k != u:  # two numbers: "k - k = 0" would ground every zero
+                known.update(_keys((k + u, k - u, k * u)))
     return known
 
 
