@@ -97,6 +97,15 @@ def test_what_the_tool_offers_lists_and_signs():
     assert ungrounded(ToolCall("area", {"mode": 5}), known) == [("mode", 5)]
 
 
+def test_a_negative_or_long_number_the_tool_states_is_offered_as_written():
+    schema = {
+        "name": "f",
+        "description": "-1 means all; g is 9.80665",
+        "parameters": {"required": ["n", "g"]},
+    }
+    assert ungrounded(ToolCall("f", {"n": -1, "g": 9.80665}), set(), tool_numbers(schema)) == []
+
+
 def test_optional_parameters_are_the_models_to_refine():
     optional = ToolNumbers(frozenset(), frozenset({"base"}))
     assert ungrounded(ToolCall("area", {"base": 3, "precision": 8}), set(), optional) == [("base", 3)]

@@ -203,7 +203,8 @@ def tool_numbers(schema: dict[str, Any], defaults: dict[str, Any] | None = None)
     offered = numbers_in(json.dumps(schema, ensure_ascii=False)) | set(
         _numbers(list((defaults or {}).values()))
     )
-    return ToolNumbers(frozenset(offered), frozenset((fn.get("parameters") or {}).get("required") or ()))
+    required = (fn.get("parameters") or {}).get("required") or ()
+    return ToolNumbers(frozenset(_keys(offered)), frozenset(required))
 
 
 def ungrounded(call: ToolCall, known: set[float], tool: ToolNumbers | None = None) -> list[tuple[str, Any]]:
@@ -230,8 +231,9 @@ ALL_PAIRS_UP_TO = 150
 def known_numbers(messages: Iterable[Message]) -> set[float]:
     """The numbers a conversation states (as `_key`s): system prompt, user turns and tool
     results (not the model's own words, where an invented number would ground itself), and one
-    step of arithmetic on two different ones (the articles' 1 aside): "another €100" on a €400 budget is 500, "double it" is
-    2 times the current value, the card's share of a €375 fare after a €128 gift card is 247."""
+    step of arithmetic on two different ones (the articles' 1 aside): "another €100" on a €400
+    budget is 500, "double it" is 2 times the current value, the card's share of a €375 fare
+    after a €128 gift card is 247."""
     stated: set[float] = set()
     operands: set[float] = set()  # without the articles' 1, which every sentence would spread
     said: set[float] = set()
