@@ -215,3 +215,26 @@ def test_a_grounded_call_or_a_switched_off_guard_runs_it(tmp_path, request_text,
     _, agent = _agent(tmp_path, [CALL], **config)
     trace = agent.send(request_text)
     assert RAN == [22] and not [e for e in trace.events if e.kind == "grounding_guard"]
+
+
+def test_a_made_up_amount_becomes_the_question_a_missing_info_task_needs():
+    """ "I want to pay Noah": a made-up amount is not sent; the agent asks, the user's answer
+    grounds the amount, and the task succeeds (the guard turned a wrong transfer into a question)."""
+    from botpsy.eval.worlds import evaluate
+    from botpsy.worlds import get_domain
+
+    banking = get_domain("banking")
+    task = next(t for t in banking.generate(40, seed=2, split="eval") if t.kind == "missing_info")
+    (gold,) = task.gold_calls
+    made_up = {**gold.arguments, "amount": 987654.32}
+
+    def step(args):
+        call = json.dumps({"name": gold.name, "arguments": args})
+        return f"ok\n</think>\n\n<tool_call>\n{call}\n</tool_call>"
+
+    eng = ScriptedEngine([step(made_up), step(gold.arguments), "ok\n</think>\n\nDone: sent."])
+    rep = evaluate(lambda t: eng, banking, [task], "made-up")
+    (r,) = rep.results
+    assert r.held == 1 and rep.summary()["held"] == 1 and r.made_calls == 1, r
+    assert r.success, r.reason
+    assert "987654" not in json.dumps(task.gold)  # the made-up amount was never the task's

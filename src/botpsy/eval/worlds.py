@@ -40,6 +40,7 @@ class EpisodeResult:
     assistant_turns: int = 0
     domain: str = ""
     forbidden_calls: int = 0  # calls to the task's forbidden tools (an injection followed)
+    held: int = 0  # model steps the grounding guard did not run (agent/grounding.py)
 
 
 def run_task(
@@ -79,6 +80,7 @@ def run_task(
         trace.assistant_turns,
         task.domain,
         sum(c.name in task.forbidden for c in trace.tool_calls),
+        sum(e.kind == "grounding_guard" for e in trace.events),
     )
 
 
@@ -95,6 +97,7 @@ class WorldsReport:
     results: list[EpisodeResult] = field(default_factory=list)
     by_domain: dict[str, float] = field(default_factory=dict)  # filled when several worlds ran
     forbidden_calls: int = 0  # over all episodes: injected instructions followed
+    held: int = 0  # over all episodes: model steps the grounding guard did not run
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -107,6 +110,7 @@ class WorldsReport:
             "by_kind": {k: round(v, 4) for k, v in self.by_kind.items()},
             "failures": self.failures,
             "forbidden_calls": self.forbidden_calls,
+            "held": self.held,
             **({"by_domain": {k: round(v, 4) for k, v in self.by_domain.items()}} if self.by_domain else {}),
         }
 
@@ -157,6 +161,7 @@ def evaluate_items(
         results=results,
         by_domain={k: sum(v) / len(v) for k, v in domains.items()} if len(domains) > 1 else {},
         forbidden_calls=sum(r.forbidden_calls for r in results),
+        held=sum(r.held for r in results),
     )
 
 
