@@ -23,6 +23,18 @@ def test_bfcl_oracle_json_last_line(main, capsys):
     assert rc == 0 and d["overall"] == 1.0 and d["categories"]["parallel"]["total"] == 5
 
 
+@pytest.mark.parametrize("guard", [True, False])
+def test_bfcl_without_the_grounding_guard_scores_the_calls_as_written(main, capsys, guard):
+    """simple_python's gold holds 8 calls whose numbers the question never states (52 cards, a
+    die's sides): the agent's guard holds them; `--no-grounding-guard` scores them as written."""
+    pytest.importorskip("bfcl_eval")
+    args = ["eval", "bfcl", "--backend", "oracle", "--categories", "simple_python", "--json"]
+    assert main(args + ([] if guard else ["--no-grounding-guard"])) == 0
+    cat = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["categories"]["simple_python"]
+    assert cat["model_accuracy"] == 1.0 and (cat["held"] > 0) == guard
+    assert cat["accuracy"] == pytest.approx(1 - cat["held"] / cat["total"], abs=1e-4)
+
+
 def test_two_models_in_one_json_object(main, capsys):
     pytest.importorskip("bfcl_eval")
     rc = main(

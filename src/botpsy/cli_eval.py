@@ -125,7 +125,10 @@ def cmd_bfcl(a) -> int:
             label, engine = _engine_factory(spec, a)
             thinking = engine.thinking if engine is not None else True
             config = BfclConfig(
-                max_tokens=a.max_tokens, thinking=thinking and not a.no_thinking, limit=a.limit
+                max_tokens=a.max_tokens,
+                thinking=thinking and not a.no_thinking,
+                limit=a.limit,
+                grounding_guard=not a.no_grounding_guard,
             )
             if engine is None:
                 fmt = a.chat_format or "qwen35"
@@ -462,6 +465,12 @@ def register(eval_subparsers) -> None:
         "--categories",
         default="non_live",
         help="comma-separated categories or groups (all, single_turn, non_live, live, multi_turn, python)",
+    )
+    sp.add_argument(
+        "--no-grounding-guard",
+        action="store_true",
+        help="score the calls as the model wrote them: the agent's grounding guard (agent/grounding.py) "
+        "holds none (the oracle's self-check: gold calls with a number from world knowledge)",
     )
     _common(sp, 512)
     sp.set_defaults(fn=cmd_bfcl)
