@@ -6,15 +6,16 @@ numbers: asked about the weather with only a triangle-area tool installed, it ca
 calls were of that kind, and on the user's own data an invented number is worse than no call:
 a transfer of an amount nobody said, a thermostat set to a value nobody asked for.
 
-So before the agent runs a step's calls it checks every number in their required arguments against the
-numbers the conversation holds: the system prompt, the user's turns (with the resolved-dates line
-the agent adds, so "2 hours" is grounded as 120 minutes and "2pm" as 14) and the tool results.
-A number is grounded when it is written there as digits ("1,200", "3.5", "-4"), as a percentage
-("15%" is 15 and 0.15), or as a common English number word ("two", "a dozen", "third",
-"halfway" as 0.5 and 50), or is one step of arithmetic on a number the user said, or when
-the called tool states it itself: its defaults, enum values, bounds, or a number its description
-names ("how many results, 10 by default"). Only numbers are checked: names
-and strings may be paraphrased, case-changed or translated legitimately, a number rarely is.
+So before the agent runs a step's calls it checks every number in their required arguments
+against the numbers the conversation holds: the system prompt, the user's turns (with the
+resolved-dates line the agent adds, so "2 hours" is grounded as 120 minutes and "2pm" as 14) and
+the tool results. A number is grounded when it is written there as digits ("1,200", "3.5", "-4",
+"1e-9", "5k"), as a percentage ("15%" is 15 and 0.15), as a common English number, month or unit
+word ("two", "a dozen", "third", "halfway" as 0.5 and 50, "February" as 2, "minutes" as 60), or
+is one step of arithmetic on two different stated numbers, or when the called tool states it
+itself: its defaults, enum values, bounds, or a number its description names ("how many results,
+10 by default"). Only numbers are checked: names and strings may be paraphrased, case-changed or
+translated legitimately, a number rarely is.
 
 When a call holds an ungrounded number, none of the step's calls runs: each gets a tool response
 saying so (the record the model and the trace keep), and the agent asks the user for the
@@ -93,24 +94,16 @@ _WORDS = {
     "ninth": 9,
     "tenth": 10,
     "pi": math.pi,
-    # Units a request names, as the numbers a tool in another unit multiplies by: "3 minutes"
-    # is 180 seconds (3 said, times 60), "a week" is 7 days, "quarterly" is 4 times a year.
-    "minute": 60,
-    "minutes": 60,
-    "hour": (60, 3600),
-    "hours": (60, 3600),
-    "day": 24,
-    "days": 24,
-    "week": 7,
-    "weeks": 7,
-    "year": (12, 365),
-    "years": (12, 365),
     "decade": 10,
     "century": 100,
     "percent": 0.01,
     "quarterly": 4,
     "monthly": 12,
 }
+# Units a request names, as the numbers a tool in another unit multiplies by: "3 minutes" is 180
+# seconds (3 said, times 60), "a week" is 7 days; singular and plural alike.
+_UNITS = {"minute": 60, "hour": (60, 3600), "day": 24, "week": 7, "year": (12, 365)}
+_WORDS.update({form: v for unit, v in _UNITS.items() for form in (unit, unit + "s")})
 _WORDS.update({m: n for m, n in MONTHS.items() if len(m) > 3 or m == "may"})  # "February" is month 2
 
 # Digits with optional thousands separators and decimals, a leading sign, and a trailing % or
@@ -213,11 +206,11 @@ def ungrounded(call: ToolCall, known: set[float], tool: ToolNumbers | None = Non
 
     Optional parameters are not checked: the tool has a default for them, so a value there
     refines the action the user asked for ("the latest 3 emails") rather than making one up."""
+    offered = tool.offered if tool is not None else frozenset()
     out = []
     for name, value in call.arguments.items():
         if tool is not None and name not in tool.required:
             continue
-        offered = tool.offered if tool is not None else frozenset()
         if any(not _grounded(v, known) and not _grounded(v, offered) for v in _numbers(value)):
             out.append((name, value))
     return out
