@@ -18,7 +18,14 @@ from botpsy.data.mix import (
     task_weights,
     vary,
 )
-from botpsy.data.synthetic_tools import APIS, OVERLAPS, synthetic_conversation, unlisted_request
+from botpsy.data.synthetic_tools import (
+    APIS,
+    NEAR_MISSES,
+    OVERLAPS,
+    near_miss_request,
+    synthetic_conversation,
+    unlisted_request,
+)
 from botpsy.worlds import DOMAINS, get_domain
 
 JSON_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "array": list}
@@ -162,6 +169,51 @@ def test_no_unlisted_share_leaves_the_synthetic_stream_as_it_was():
     a = synthetic_conversation(random.Random(4), requests=3)
     b = synthetic_conversation(random.Random(4), requests=3, unlisted=0.0)
     assert a[0] == b[0] and [m.to_openai() for m in a[1]] == [m.to_openai() for m in b[1]]
+
+
+def test_every_generated_api_has_near_misses_that_are_not_its_own_request():
+    assert set(NEAR_MISSES) == {api[1] for api in APIS}
+    for api in APIS:
+        for seed in range(10):
+            request = near_miss_request(random.Random(seed), api)
+            assert "{" not in request and api[2].casefold() not in request.casefold()
+
+
+def test_near_miss_requests_get_no_call_and_name_the_tool_they_passed_over():
+    tools, msgs = synthetic_conversation(random.Random(2), requests=60, near_miss=1.0)
+    names = {t["function"]["name"] for t in tools}
+    assert len([m for m in msgs if m.role == "user"]) == 60
+    assert not any(m.tool_calls for m in msgs)
+    replies = [m for m in msgs if m.role == "assistant"]
+    assert all(m.reasoning.split(" ")[0] in names for m in replies)
+    declined = [m for m in replies if "none of my tools" in m.content]
+    assert declined and all("shares the topic" in m.reasoning for m in declined)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_calculator_asked_without_values_is_asked_back_for_each_required_one(seed):
+    tools, msgs = synthetic_conversation(random.Random(seed), requests=8, near_miss=1.0)
+    by_name = {t["function"]["name"]: t["function"]["parameters"] for t in tools}
+    for user, reply in zip(msgs[::2], msgs[1::2], strict=True):
+        if not reply.content.startswith("I can do that: what"):
+            continue
+        assert not any(ch.isdigit() for ch in user.content)  # nothing to fill the call with
+        params = by_name[reply.reasoning.split(" ")[0]]
+        for name in params["required"]:
+            assert params["properties"][name]["description"].lower() in reply.content
+
+
+def test_no_near_miss_share_leaves_the_synthetic_stream_as_it_was():
+    a = synthetic_conversation(random.Random(5), requests=3, unlisted=0.3)
+    b = synthetic_conversation(random.Random(5), requests=3, unlisted=0.3, near_miss=0.0)
+    assert [m.to_openai() for m in a[1]] == [m.to_openai() for m in b[1]]
+
+
+def test_the_mix_passes_the_near_miss_share_on():
+    cfg = MixConfig(domains=("calendar",), synthetic_share=1.0, synthetic_near_miss=1.0)
+    convs = mix_conversations(6, seed=3, cfg=cfg)
+    assert all(c.source == "synthetic" for c in convs)
+    assert not any(m.tool_calls for c in convs for m in c.messages)
 
 
 @pytest.mark.parametrize("seed", range(20))

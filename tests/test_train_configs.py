@@ -35,6 +35,7 @@ def test_sft_help_moved_from_comments_keeps_fields_and_defaults():
         ("completed_share", 0.0),
         ("synthetic_share", 0.15),
         ("synthetic_unlisted", 0.0),
+        ("synthetic_near_miss", 0.0),
         ("vary_share", 0.5),
         ("resolve_dates", True),
         ("task_weights", ()),

@@ -66,6 +66,7 @@ class MixConfig:
     completed_share: float = 0.0  # missing-info requests given the user's answer up front
     synthetic_share: float = 0.15  # conversations over procedurally generated unseen tools
     synthetic_unlisted: float = 0.0  # share of those requests asking for an API no listed tool serves
+    synthetic_near_miss: float = 0.0  # share asking a listed tool's field for what it does not do
     vary_share: float = 0.5  # requests given a surface variation (lead, tail, case, typo)
     resolve_dates: bool = True  # append the agent's "(resolved: …)" line, as the runtime does
     task_weights: tuple[str, ...] = ()  # "kind=W" or "writes=W" entries (see `task_weights`)
@@ -308,7 +309,10 @@ def mix_conversations(n: int, seed: int, cfg: MixConfig = MixConfig()) -> list[C
         i += 1
         if rng.random() < cfg.synthetic_share:
             tools, msgs = synthetic_conversation(
-                rng, requests=cfg.per_conversation, unlisted=cfg.synthetic_unlisted
+                rng,
+                requests=cfg.per_conversation,
+                unlisted=cfg.synthetic_unlisted,
+                near_miss=cfg.synthetic_near_miss,
             )
             out.append(
                 Conversation("synthetic", tools, [Message("system", SYSTEM), *annotate_messages(msgs, today)])

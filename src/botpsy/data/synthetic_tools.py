@@ -165,6 +165,46 @@ UNSERVED = [
     ("Write a haiku about autumn.", "write poems"),
     ("Remind me to call mum at 5.", "set reminders"),
 ]
+# Requests in a listed API's own field that it still cannot serve: another quantity, the opposite
+# action, the past instead of the future. A model that calls whatever tool shares the request's
+# topic gets these wrong; it has to read what the tool does. Written for the APIs above, by noun.
+NEAR_MISSES = {
+    "weather": ["What time zone is {city} in?", "How far is {city} from the sea?"],
+    "forecast": ["What was the coldest day in {city} last winter?", "How much rain fell in {city} last year?"],
+    "stock_price": ["Who runs {symbol} as chief executive?", "Buy ten shares of {symbol} for me."],
+    "restaurants": ["How do I make fresh pasta at home?", "Leave a review for the bistro we went to."],
+    "hotels": ["How long is the flight to {city}?", "Cancel my hotel booking in {city}."],
+    "articles": ["Write me an article about {topic}.", "Publish my post about {topic}."],
+    "currency": ["What will the euro be worth next year?", "Open a savings account in {currency}."],
+    "package": ["Send a parcel to {city} for me.", "Change the delivery address of my parcel to {city}."],
+    "shipping_cost": ["How many days does shipping to {city} take?", "Print a shipping label for my box."],
+    "word": ["Check my essay for spelling mistakes.", "Give me a word that rhymes with {word}."],
+    "phrase": ["Which languages are spoken in {country}?", "Teach me to pronounce the greeting."],
+    "table": ["Cancel the table I booked near {city}.", "What is on the menu near {city} tonight?"],
+    "events": ["Buy two tickets for the concert in {city}.", "Put on an event of my own in {city}."],
+    "invoice": ["Has {person} paid my last invoice yet?", "Refund the invoice I sent {person}."],
+    "air_quality": ["How many people live in {city}?", "What is the altitude of {city}?"],
+    "triangle_area": [
+        "What is the perimeter of a triangle with sides {n1}, {n2} and {n3}?",
+        "Which angle is the largest in a triangle with sides {n1}, {n2} and {n3}?",
+    ],
+    "circle_area": [
+        "What is the circumference of a circle with radius {n1}?",
+        "How long is the arc of a quarter circle of radius {n1}?",
+    ],
+    "bmi": ["How many calories should I eat a day at {n1} kg?", "What is a healthy resting heart rate?"],
+    "quadratic": ["Solve x + y = {n1} and x - y = {n2} together.", "Factor the number {n1}{n2} into primes."],
+    "compound_interest": [
+        "What is the monthly payment on a {n1}000 dollar loan over {n2} years?",
+        "What was the inflation rate last year?",
+    ],
+    "average": ["What is the median of {n1}, {n2} and {n3}?", "Sort {n1}, {n2} and {n3} from large to small."],
+    "final_velocity": [
+        "How much does a {n1} kg ball weigh on the Moon?",
+        "What is the kinetic energy of a {n1} kg ball moving at {n2} m/s?",
+    ],
+    "population": ["What is the capital of {country}?", "What is the official language of {country}?"],
+}
 LEADS = ["", "Please ", "Can you ", "Hey, ", "I need you to "]
 # APIs close enough that one's request could fairly go to another: never an "unlisted API" pair.
 OVERLAPS = [{"weather", "forecast", "air_quality"}, {"restaurants", "table"}]
@@ -241,16 +281,69 @@ def unlisted_request(rng: random.Random, apis: list[tuple]) -> str | None:
     return _request_and_args(rng, api, schema, params)[0]
 
 
+def near_miss_request(rng: random.Random, api: tuple) -> str:
+    """A request in `api`'s own field that it does not serve (`NEAR_MISSES`), with its slots filled."""
+    numbers = rng.sample(range(2, 13), 3)
+    slots = {
+        "city": rng.choice(CITIES),
+        "symbol": rng.choice(SYMBOLS),
+        "topic": rng.choice(TOPICS),
+        "person": rng.choice(NAMES),
+        "word": rng.choice(WORDS),
+        "currency": rng.choice(("dollars", "yen", "pounds")),
+        "country": rng.choice(BY_NAME["country"].values),
+        **{f"n{i}": n for i, n in enumerate(numbers, 1)},
+    }
+    text = rng.choice(NEAR_MISSES[api[1]]).format(**slots)
+    if text.endswith("?"):
+        return text  # a question takes no "Please" or "Can you"
+    lead = rng.choice(LEADS)
+    return f"{lead}{text[0].lower()}{text[1:]}" if lead else text
+
+
+def missing_values_request(rng: random.Random, api: tuple, schema: dict) -> tuple[str, str] | None:
+    """(request, question) for a calculator asked for without the values its required parameters need:
+    the assistant asks for them instead of making them up. None for APIs that are not calculators."""
+    if not (api[4:] and api[4]):
+        return None
+    required = schema["function"]["parameters"]["required"]
+    lead = rng.choice(LEADS)
+    body = api[2] if not lead else api[2][0].lower() + api[2][1:]
+    wanted = " and ".join(BY_NAME[n].description.lower() for n in required)
+    return f"{lead}{body}.", f"I can do that: what {wanted} should I use?"
+
+
 def synthetic_conversation(
-    rng: random.Random, requests: int = 2, unlisted: float = 0.0
+    rng: random.Random, requests: int = 2, unlisted: float = 0.0, near_miss: float = 0.0
 ) -> tuple[list[dict], list[Message]]:
     """(tool schemas, messages after the system turn) over 2-5 freshly generated tools; a share
-    `unlisted` of the requests asks for an API the list does not hold and gets a plain answer."""
+    `unlisted` of the requests asks for an API the list does not hold and gets a plain answer, and a
+    share `near_miss` either asks a listed tool's field for something that tool does not do (a plain
+    answer) or asks a listed calculator without its values (the assistant asks for them)."""
     apis = rng.sample(APIS, rng.randint(1, 5))
     tools = [make_tool(rng, api) for api in apis]
     schemas = [s for s, _ in tools]
     msgs: list[Message] = []
     for _ in range(requests):
+        if near_miss and rng.random() < near_miss:
+            i = rng.randrange(len(apis))
+            name = schemas[i]["function"]["name"]
+            asked = missing_values_request(rng, apis[i], schemas[i]) if rng.random() < 0.25 else None
+            if asked is not None:
+                msgs.append(Message("user", asked[0]))
+                msgs.append(
+                    Message("assistant", asked[1], f"{name} fits, but the request gives none of its values.")
+                )
+                continue
+            msgs.append(Message("user", near_miss_request(rng, apis[i])))
+            msgs.append(
+                Message(
+                    "assistant",
+                    "Sorry, I can't do that: none of my tools serves this request.",
+                    f"{name} shares the topic but does not do this, so I call none.",
+                )
+            )
+            continue
         user = unlisted_request(rng, apis) if unlisted and rng.random() < unlisted else None
         if user is not None:
             msgs.append(Message("user", user))

@@ -272,6 +272,7 @@ def mix_config(cfg: SFTStageConfig):
         completed_share=cfg.completed_share,
         synthetic_share=cfg.synthetic_share,
         synthetic_unlisted=cfg.synthetic_unlisted,
+        synthetic_near_miss=cfg.synthetic_near_miss,
         vary_share=cfg.vary_share,
         resolve_dates=cfg.resolve_dates,
         task_weights=tuple(cfg.task_weights),

@@ -55,6 +55,13 @@ class SFTStageConfig:
         default=0.0,
         metadata={"help": "share of unseen-tool requests that ask for an API no listed tool serves"},
     )
+    synthetic_near_miss: float = field(
+        default=0.0,
+        metadata={
+            "help": "share of unseen-tool requests that ask a listed tool's field for something it does "
+            "not do, or a listed calculator without its values"
+        },
+    )
     vary_share: float = field(
         default=0.5,
         metadata={"help": "share of requests given a surface variation (lead, tail, case, typo)"},
