@@ -170,7 +170,10 @@ UNSERVED = [
 # topic gets these wrong; it has to read what the tool does. Written for the APIs above, by noun.
 NEAR_MISSES = {
     "weather": ["What time zone is {city} in?", "How far is {city} from the sea?"],
-    "forecast": ["What was the coldest day in {city} last winter?", "How much rain fell in {city} last year?"],
+    "forecast": [
+        "What was the coldest day in {city} last winter?",
+        "How much rain fell in {city} last year?",
+    ],
     "stock_price": ["Who runs {symbol} as chief executive?", "Buy ten shares of {symbol} for me."],
     "restaurants": ["How do I make fresh pasta at home?", "Leave a review for the bistro we went to."],
     "hotels": ["How long is the flight to {city}?", "Cancel my hotel booking in {city}."],
@@ -198,7 +201,10 @@ NEAR_MISSES = {
         "What is the monthly payment on a {n1}000 dollar loan over {n2} years?",
         "What was the inflation rate last year?",
     ],
-    "average": ["What is the median of {n1}, {n2} and {n3}?", "Sort {n1}, {n2} and {n3} from large to small."],
+    "average": [
+        "What is the median of {n1}, {n2} and {n3}?",
+        "Sort {n1}, {n2} and {n3} from large to small.",
+    ],
     "final_velocity": [
         "How much does a {n1} kg ball weigh on the Moon?",
         "What is the kinetic energy of a {n1} kg ball moving at {n2} m/s?",
