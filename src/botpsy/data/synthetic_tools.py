@@ -254,6 +254,12 @@ def make_tool(rng: random.Random, api: tuple[str, str, str, list[str]]) -> tuple
     return schema, params
 
 
+def _led(rng: random.Random, text: str) -> str:
+    """`text` after one of `LEADS` ("Can you work out…"), or as it is when the draw is the empty lead."""
+    lead = rng.choice(LEADS)
+    return f"{lead}{text[0].lower()}{text[1:]}" if lead else text
+
+
 def _request_and_args(
     rng: random.Random, api, schema: dict, params: list[Param]
 ) -> tuple[str, dict[str, Any]]:
@@ -265,9 +271,7 @@ def _request_and_args(
             v = rng.choice(p.values)
             args[p.name] = v
             phrases.append(p.phrase.format(v=v))
-    lead = rng.choice(LEADS)
-    body = api[2] if not lead else api[2][0].lower() + api[2][1:]
-    return f"{lead}{body} {' '.join(phrases)}".strip() + rng.choice(["?", ".", ""]), args
+    return f"{_led(rng, api[2])} {' '.join(phrases)}".strip() + rng.choice(["?", ".", ""]), args
 
 
 def _result(name: str, args: dict[str, Any], rng: random.Random) -> dict[str, Any]:
@@ -303,8 +307,7 @@ def near_miss_request(rng: random.Random, api: tuple) -> str:
     text = rng.choice(NEAR_MISSES[api[1]]).format(**slots)
     if text.endswith("?"):
         return text  # a question takes no "Please" or "Can you"
-    lead = rng.choice(LEADS)
-    return f"{lead}{text[0].lower()}{text[1:]}" if lead else text
+    return _led(rng, text)
 
 
 def missing_values_request(rng: random.Random, api: tuple, schema: dict) -> tuple[str, str] | None:
@@ -313,10 +316,8 @@ def missing_values_request(rng: random.Random, api: tuple, schema: dict) -> tupl
     if not (api[4:] and api[4]):
         return None
     required = schema["function"]["parameters"]["required"]
-    lead = rng.choice(LEADS)
-    body = api[2] if not lead else api[2][0].lower() + api[2][1:]
     wanted = " and ".join(BY_NAME[n].description.lower() for n in required)
-    return f"{lead}{body}.", f"I can do that: what {wanted} should I use?"
+    return f"{_led(rng, api[2])}.", f"I can do that: what {wanted} should I use?"
 
 
 def synthetic_conversation(
