@@ -212,6 +212,7 @@ NEAR_MISSES = {
     "population": ["What is the capital of {country}?", "What is the official language of {country}?"],
 }
 LEADS = ["", "Please ", "Can you ", "Hey, ", "I need you to "]
+NO_TOOL_ANSWER = "Sorry, I can't do that: none of my tools serves this request."
 # APIs close enough that one's request could fairly go to another: never an "unlisted API" pair.
 OVERLAPS = [{"weather", "forecast", "air_quality"}, {"restaurants", "table"}]
 
@@ -225,9 +226,14 @@ def tool_name(verb: str, noun: str, style: int) -> str:
     return f"{verb}_{noun}"
 
 
+def _all_required(api: tuple) -> bool:
+    """Whether `api` is one of the calculators and lookups, whose every parameter is required."""
+    return bool(api[4:] and api[4])
+
+
 def make_tool(rng: random.Random, api: tuple[str, str, str, list[str]]) -> tuple[dict[str, Any], list[Param]]:
-    verb, noun, _, names, *every = api
-    if every and every[0]:
+    verb, noun, _, names, *_ = api
+    if _all_required(api):
         params = [BY_NAME[n] for n in names]
         required = list(names)
     else:
@@ -313,11 +319,16 @@ def near_miss_request(rng: random.Random, api: tuple) -> str:
 def missing_values_request(rng: random.Random, api: tuple, schema: dict) -> tuple[str, str] | None:
     """(request, question) for a calculator asked for without the values its required parameters need:
     the assistant asks for them instead of making them up. None for APIs that are not calculators."""
-    if not (api[4:] and api[4]):
+    if not _all_required(api):
         return None
     required = schema["function"]["parameters"]["required"]
     wanted = " and ".join(BY_NAME[n].description.lower() for n in required)
     return f"{_led(rng, api[2])}.", f"I can do that: what {wanted} should I use?"
+
+
+def _no_call_turn(user: str, answer: str, thought: str) -> list[Message]:
+    """A request and the assistant's reply to it without a call."""
+    return [Message("user", user), Message("assistant", answer, thought)]
 
 
 def synthetic_conversation(
@@ -337,41 +348,22 @@ def synthetic_conversation(
             name = schemas[i]["function"]["name"]
             asked = missing_values_request(rng, apis[i], schemas[i]) if rng.random() < 0.25 else None
             if asked is not None:
-                msgs.append(Message("user", asked[0]))
-                msgs.append(
-                    Message("assistant", asked[1], f"{name} fits, but the request gives none of its values.")
-                )
+                msgs += _no_call_turn(*asked, f"{name} fits, but the request gives none of its values.")
                 continue
-            msgs.append(Message("user", near_miss_request(rng, apis[i])))
-            msgs.append(
-                Message(
-                    "assistant",
-                    "Sorry, I can't do that: none of my tools serves this request.",
-                    f"{name} shares the topic but does not do this, so I call none.",
-                )
+            user = near_miss_request(rng, apis[i])
+            msgs += _no_call_turn(
+                user, NO_TOOL_ANSWER, f"{name} shares the topic but does not do this, so I call none."
             )
             continue
         user = unlisted_request(rng, apis) if unlisted and rng.random() < unlisted else None
         if user is not None:
-            msgs.append(Message("user", user))
-            msgs.append(
-                Message(
-                    "assistant",
-                    "Sorry, I can't do that: none of my tools serves this request.",
-                    "No listed tool fits this request, so I call none.",
-                )
-            )
+            msgs += _no_call_turn(user, NO_TOOL_ANSWER, "No listed tool fits this request, so I call none.")
             continue
         roll = rng.random()
         if roll < 0.15:
             user, skill = rng.choice(UNSERVED)
-            msgs.append(Message("user", user))
-            msgs.append(
-                Message(
-                    "assistant",
-                    f"Sorry, I can't {skill}: none of my tools does that.",
-                    "No listed tool fits.",
-                )
+            msgs += _no_call_turn(
+                user, f"Sorry, I can't {skill}: none of my tools does that.", "No listed tool fits."
             )
             continue
         i = rng.randrange(len(apis))
