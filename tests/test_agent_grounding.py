@@ -12,7 +12,9 @@ from botpsy.agent.grounding import (
     ALL_PAIRS_UP_TO,
     ToolNumbers,
     ask_for,
+    empty,
     held_calls,
+    held_result,
     known_numbers,
     numbers_in,
     tool_numbers,
@@ -109,6 +111,44 @@ def test_a_negative_or_long_number_the_tool_states_is_offered_as_written():
 def test_optional_parameters_are_the_models_to_refine():
     optional = ToolNumbers(frozenset(), frozenset({"base"}))
     assert ungrounded(ToolCall("area", {"base": 3, "precision": 8}), set(), optional) == [("base", 3)]
+
+
+@pytest.mark.parametrize(
+    "value,is_empty",
+    [(None, True), ("", True), ("  ", True), ([], True), ({}, True), ([{}], True), (["", None], True),
+     ({"a": []}, True), (0, False), (0.0, False), (False, False), ("0", False), ([0], False),
+     ([{"x": 1}], False), ("London", False)],
+)  # fmt: skip
+def test_empty(value, is_empty):
+    assert empty(value) is is_empty
+
+
+def test_an_empty_required_argument_is_a_value_nobody_gave():
+    """BFCL irrelevance: "Find me restaurants in London" with only a points-of-interest tool whose
+    category is required became `find_pois(location="London", category=[])`."""
+    pois = tool_numbers({"name": "find_pois", "parameters": {"required": ["location", "category"]}})
+    known = numbers_in("Find me restaurants in London")
+    call = ToolCall("find_pois", {"location": "London", "category": []})
+    assert ungrounded(call, known, pois) == [("category", [])]
+    assert ungrounded(ToolCall("find_pois", {"location": "London", "category": ["food"]}), known, pois) == []
+    # an optional argument left empty is the tool's to default
+    optional = tool_numbers({"name": "find_pois", "parameters": {"required": ["location"]}})
+    assert ungrounded(call, known, optional) == []
+    assert "is empty" in held_result(call, [("category", [])])
+
+
+@pytest.mark.parametrize(
+    "season,held",
+    [("2014", True), ("2,014", True), (" 2019 ", True), ("2020", False), ("-2020", False),
+     ("2014-15", False), ("the 2014 season", False), ("v2014", False)],
+)  # fmt: skip
+def test_a_string_that_is_only_a_number_is_checked_as_one(season, held):
+    """ "What is the assist average of LeBron James?" became `average_scoring(season="2014")`: a
+    number in quotes is still a number. A string with more than a number stays unchecked."""
+    stats = tool_numbers({"name": "stats", "parameters": {"required": ["player", "season"]}})
+    known = numbers_in("LeBron James in 2020?")
+    call = ToolCall("stats", {"player": "LeBron James", "season": season})
+    assert (ungrounded(call, known, stats) == [("season", season)]) is held
 
 
 def test_one_step_of_arithmetic_on_stated_numbers():

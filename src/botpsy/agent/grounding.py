@@ -1,4 +1,5 @@
-"""Grounding guard: a tool call whose number appears nowhere in the conversation is not run.
+"""Grounding guard: a tool call whose number appears nowhere in the conversation, or whose required
+argument is empty, is not run.
 
 A small model that finds no fitting tool often calls the nearest one anyway and makes up its
 numbers: asked about the weather with only a triangle-area tool installed, it calls
@@ -15,7 +16,13 @@ word ("two", "a dozen", "third", "halfway" as 0.5 and 50, "February" as 2, "minu
 is one step of arithmetic on two different stated numbers, or when the called tool states it
 itself: its defaults, enum values, bounds, or a number its description names ("how many results,
 10 by default"). Only numbers are checked: names and strings may be paraphrased, case-changed or
-translated legitimately, a number rarely is.
+translated legitimately, a number rarely is. A string that is a number and nothing else ("2014")
+is checked as that number: the schema wanted a string, the model still chose a number.
+
+A required argument left empty (`[]`, `{}`, `""`, `[{}]`, null) is held the same way: the model
+filled the slot with nothing because nobody gave it a value ("Find me restaurants in London" with a
+points-of-interest tool became `find_pois(location="London", category=[])`). Optional arguments
+are not checked; an empty one leaves the tool's default in force.
 
 When a call holds an ungrounded number, none of the step's calls runs: each gets a tool response
 saying so (the record the model and the trace keep), and the agent asks the user for the
@@ -166,6 +173,45 @@ def _numbers(value: Any) -> Iterable[float]:
             yield from _numbers(v)
 
 
+# A string argument that is a number and nothing else ("2014", "-3.5", "1,200"): the model wrote a
+# number, in quotes because the schema asks for a string, and it is checked as one.
+_NUMERIC_STRING = re.compile(r"[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
+
+
+def _string_number(value: str) -> float | None:
+    text = value.strip()
+    if not _NUMERIC_STRING.fullmatch(text):
+        return None
+    return float(text.replace(",", "").replace("−", "-"))
+
+
+def _required_numbers(value: Any) -> Iterable[float]:
+    """The numbers a required argument holds: its numeric leaves and its strings that are numbers."""
+    if isinstance(value, str):
+        n = _string_number(value)
+        if n is not None:
+            yield n
+    elif isinstance(value, list | tuple | dict):
+        for v in value.values() if isinstance(value, dict) else value:
+            yield from _required_numbers(v)
+    else:
+        yield from _numbers(value)
+
+
+def empty(value: Any) -> bool:
+    """Whether an argument holds no value at all: None, a blank string, or a list or object of
+    nothing but such (`[]`, `{}`, `[{}]`, `[""]`). Zero and False are values."""
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return not value.strip()
+    if isinstance(value, list | tuple):
+        return all(empty(v) for v in value)
+    if isinstance(value, dict):
+        return all(empty(v) for v in value.values())
+    return False
+
+
 def _key(value: float) -> float:
     """A number as the guard compares it: unsigned, to 5 significant digits ("2 pi" written as
     6.2832, a sum's float noise), so that set lookups do the matching."""
@@ -201,8 +247,9 @@ def tool_numbers(schema: dict[str, Any], defaults: dict[str, Any] | None = None)
 
 
 def ungrounded(call: ToolCall, known: set[float], tool: ToolNumbers | None = None) -> list[tuple[str, Any]]:
-    """(parameter, value) for every required argument of `call` holding a number that neither the
-    conversation (`known`) nor the tool states; without a `tool`, every argument is checked.
+    """(parameter, value) for every required argument of `call` that is empty (`empty`) or holds a
+    number (a string that is only a number counts) that neither the conversation (`known`) nor the
+    tool states; without a `tool`, every argument is checked.
 
     Optional parameters are not checked: the tool has a default for them, so a value there
     refines the action the user asked for ("the latest 3 emails") rather than making one up."""
@@ -211,7 +258,9 @@ def ungrounded(call: ToolCall, known: set[float], tool: ToolNumbers | None = Non
     for name, value in call.arguments.items():
         if tool is not None and name not in tool.required:
             continue
-        if any(not _grounded(v, known) and not _grounded(v, offered) for v in _numbers(value)):
+        if empty(value) or any(
+            not _grounded(v, known) and not _grounded(v, offered) for v in _required_numbers(value)
+        ):
             out.append((name, value))
     return out
 
@@ -264,6 +313,8 @@ def held_result(call: ToolCall, missing: list[tuple[str, Any]] | None) -> str:
     if missing:
         said = ", ".join(f"{k}={tojson(v)}" for k, v in missing)
         error = f"not run: {said} appears nowhere in the conversation; ask the user instead of guessing"
+        if all(empty(v) for _, v in missing):
+            error = f"not run: {said} is empty, a value the user never gave; ask the user instead of guessing"
     else:
         error = "not run: another call of this step used a value the user never gave"
     return tojson({"error": error, "kind": "ungrounded"})
