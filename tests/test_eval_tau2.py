@@ -110,7 +110,8 @@ class UserStub:
 
 def test_llm_user_simulator_drives_the_episode():
     """τ²'s own UserSimulator, through litellm, against a local stub: the oracle agent still scores 1.0."""
-    stub = UserStub(["Hi, I need help with my order.", "###STOP###"])
+    # the user states the zip the gold lookup uses: the grounding guard holds a number nobody said
+    stub = UserStub(["Hi, I need help with my order. I am Yusuf Rossi, zip code 19122.", "###STOP###"])
     try:
         rep = evaluate_tau2(
             ["retail"], "oracle", oracle_engine_for(), Tau2Config(limit=1), user=tau2.UserSim(stub.url, "sim")
