@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from botpsy.agent.loop import Agent, AgentConfig
+from botpsy.agent.loop import AUTO_TOP_K, Agent, AgentConfig
 from botpsy.agent.retrieval import BM25, query_terms, rank_tools, select_tools, stem
 from botpsy.cli import build_parser
 from botpsy.engine.oracle import ScriptedEngine
@@ -186,7 +186,36 @@ def test_a_tool_outside_the_shown_set_stays_callable(tmp_path):
 
 
 @pytest.mark.parametrize("cmd", ["run", "chat"])
-def test_cli_tool_top_k(cmd):
+def test_cli_tool_top_k(cmd, capsys):
     argv = [cmd, *(["hello"] if cmd == "run" else []), "--tool-top-k", "6"]
     assert build_parser().parse_args(argv).tool_top_k == 6
-    assert build_parser().parse_args(argv[:-2]).tool_top_k == 0
+    assert build_parser().parse_args(argv[:-1] + ["0"]).tool_top_k == 0
+    assert build_parser().parse_args(argv[:-1] + ["AUTO"]).tool_top_k == "auto"
+    assert build_parser().parse_args(argv[:-2]).tool_top_k == "auto"
+    for bad in ("-1", "six"):
+        with pytest.raises(SystemExit):
+            build_parser().parse_args(argv[:-1] + [bad])
+        assert "--tool-top-k" in capsys.readouterr().err
+
+
+def _full_preamble(tmp_path) -> int:
+    eng = ScriptedEngine([])
+    return len(eng.tokenize(eng.chat_format.system(Workspace(tmp_path).toolbox.schemas(), "sys")))
+
+
+def test_auto_shows_every_tool_while_their_preamble_fits_half_the_window(tmp_path):
+    """Issue 13: `botpsy run --suites all` filled the 4,096-token window with the preamble of
+    every tool before the request was read, and answered nothing."""
+    full = _full_preamble(tmp_path)
+    for n_ctx, k in [(None, 0), (2 * full, 0), (2 * full - 2, AUTO_TOP_K)]:
+        eng = ScriptedEngine(["ok\n</think>\n\nYour balance is shown above."])
+        eng.n_ctx = n_ctx
+        agent = Agent(eng, Workspace(tmp_path), "sys", AgentConfig(tool_top_k="auto"))
+        assert agent.top_k == k
+        agent.send("What is my bank balance?")
+        shown = prompt_tools(eng.prompts[0])
+        if k:
+            assert len(shown) == AUTO_TOP_K and "list_accounts" in shown
+            assert len(eng.tokenize(eng.prompts[0])) < n_ctx / 2
+        else:
+            assert len(shown) == len(TOOLS)

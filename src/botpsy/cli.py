@@ -176,6 +176,19 @@ def positive_int(text: str) -> int:
     return value
 
 
+def top_k_arg(text: str) -> int | str:
+    """--tool-top-k: "auto" or a whole number, 0 or more."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected 'auto' or a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 (all tools) or more, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="botpsy", description="An on-device personal assistant.")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -202,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
                 "--suites",
                 default="calendar",
                 help="comma-separated tool suites to offer the model, or 'all' (default: calendar; "
-                "with 'all', --tool-top-k 12 keeps the prompt as the embedded model saw it in training)",
+                "with 'all', the 12 tools most relevant to the request are shown: --tool-top-k)",
             )
 
     def grammar_arg(sp):
@@ -217,11 +230,13 @@ def build_parser() -> argparse.ArgumentParser:
     def retrieval_args(sp):
         sp.add_argument(
             "--tool-top-k",
-            type=int,
-            default=0,
+            type=top_k_arg,
+            default="auto",
             metavar="K",
-            help="show the model only the K tools most relevant to the first request (0: all); "
-            "picked once per conversation so later turns reuse the cached prompt",
+            help="show the model only the K tools most relevant to the first request (0: all; "
+            "default auto: all while their descriptions fill at most half the context window, else "
+            "12, as the embedded model saw in training); picked once per conversation so later "
+            "turns reuse the cached prompt",
         )
 
     sp = sub.add_parser("run", help="answer one request")

@@ -157,7 +157,7 @@ def _agent_config(a, engine):
 
     return AgentConfig(
         max_tokens=a.max_tokens,
-        tool_top_k=getattr(a, "tool_top_k", 0),
+        tool_top_k=getattr(a, "tool_top_k", "auto"),
         tool_grammar=a.grammar,
         thinking=engine.thinking,
     )

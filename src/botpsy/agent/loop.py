@@ -73,6 +73,14 @@ def is_error_result(result: str) -> bool:
     return isinstance(parsed, dict) and "error" in parsed
 
 
+# `tool_top_k="auto"`: every tool while their preamble takes at most this share of the context
+# window (the rest is the conversation's), else the AUTO_TOP_K most relevant. All 14 suites'
+# preamble is about 8,400 tokens, twice the embedded model's 4,096-token window; it saw 12
+# retrieved tools in training (`data.mix.MixConfig.tool_top_k`).
+AUTO_PREAMBLE_SHARE = 0.5
+AUTO_TOP_K = 12
+
+
 @dataclass(frozen=True)
 class AgentConfig:
     max_steps: int = 8  # model steps per user message before giving up
@@ -89,8 +97,10 @@ class AgentConfig:
     # only adds engine calls.
     loop_check_every: int = 64
     phantom_retry: bool = True  # one nudged retry when the answer claims an action no call made
-    # Show only the k tools most relevant to the first request (agent/retrieval.py); 0: all.
-    tool_top_k: int = 0
+    # Show only the k tools most relevant to the first request (agent/retrieval.py); 0: all;
+    # "auto": all while their preamble fits in AUTO_PREAMBLE_SHARE of the context window, else
+    # AUTO_TOP_K (what the CLI does unless told).
+    tool_top_k: int | Literal["auto"] = 0
     # Constrain tool calls with a grammar from `<tool_call>` on (engine/grammar.py), on engines
     # that take one (llama.cpp); others ignore it.
     tool_grammar: bool = True
@@ -161,8 +171,14 @@ class Agent:
         )
         self._system: str | None = system
         self._shown: set[str] | None = None  # tool names the prompt shows, under retrieval
-        if not (0 < config.tool_top_k < len(env.toolbox)):
-            self._append(self.fmt.system(env.toolbox.schemas(), system), generated=False)
+        every_tool = None  # the system block with every tool, as ids, when "auto" measured it
+        self.top_k = config.tool_top_k
+        if self.top_k == "auto":
+            every_tool = engine.tokenize(self.fmt.system(env.toolbox.schemas(), system))
+            fits = engine.n_ctx is None or len(every_tool) <= AUTO_PREAMBLE_SHARE * engine.n_ctx
+            self.top_k = 0 if fits else AUTO_TOP_K
+        if not (0 < self.top_k < len(env.toolbox)):
+            self._append(every_tool or self.fmt.system(env.toolbox.schemas(), system), generated=False)
             self._system = None  # rendered; otherwise it waits for the first request
         self._after_completion = False
         # Dropping generated tokens keeps the engine's cache (False for hybrid llama.cpp models).
@@ -196,7 +212,7 @@ class Agent:
         """Render the system block with the tools most relevant to the first request (once)."""
         assert self._system is not None
         tools = list(self.env.toolbox)
-        chosen = select_tools(request, tools, self.config.tool_top_k)
+        chosen = select_tools(request, tools, self.top_k)
         self._append(self.fmt.system([t.schema() for t in chosen], self._system), generated=False)
         self._system = None
         self._shown = {t.name for t in chosen}
@@ -206,7 +222,7 @@ class Agent:
         """For a later request under retrieval: the tools it needs that the prompt lacks, as a note."""
         if self._shown is None:
             return ""
-        added = more_tools(request, list(self.env.toolbox), self._shown, self.config.tool_top_k)
+        added = more_tools(request, list(self.env.toolbox), self._shown, self.top_k)
         if not added:
             return ""
         self._shown |= {t.name for t in added}
