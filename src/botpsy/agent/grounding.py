@@ -158,44 +158,29 @@ def numbers_in(text: str, articles: bool = True) -> set[float]:
     return found
 
 
-def _numbers(value: Any) -> Iterable[float]:
-    """The numeric leaves of an argument value (booleans are not numbers here)."""
-    if isinstance(value, bool) or value is None:
-        return
-    if isinstance(value, int | float):
-        if math.isfinite(value):
-            yield float(value)
-    elif isinstance(value, list | tuple):
-        for v in value:
-            yield from _numbers(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _numbers(v)
-
-
 # A string argument that is a number and nothing else ("2014", "-3.5", "1,200"): the model wrote a
 # number, in quotes because the schema asks for a string, and it is checked as one.
 _NUMERIC_STRING = re.compile(r"[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
 
 
-def _string_number(value: str) -> float | None:
-    text = value.strip()
-    if not _NUMERIC_STRING.fullmatch(text):
-        return None
-    return float(text.replace(",", "").replace("−", "-"))
-
-
-def _required_numbers(value: Any) -> Iterable[float]:
-    """The numbers a required argument holds: its numeric leaves and its strings that are numbers."""
-    if isinstance(value, str):
-        n = _string_number(value)
-        if n is not None:
-            yield n
-    elif isinstance(value, list | tuple | dict):
-        for v in value.values() if isinstance(value, dict) else value:
-            yield from _required_numbers(v)
-    else:
-        yield from _numbers(value)
+def _numbers(value: Any, strings: bool = False) -> Iterable[float]:
+    """The numeric leaves of an argument value (booleans are not numbers here); with `strings`,
+    also its strings that are a number and nothing else (`_NUMERIC_STRING`)."""
+    if isinstance(value, bool) or value is None:
+        return
+    if isinstance(value, int | float):
+        if math.isfinite(value):
+            yield float(value)
+    elif isinstance(value, str):
+        text = value.strip()
+        if strings and _NUMERIC_STRING.fullmatch(text):
+            yield float(text.replace(",", "").replace("−", "-"))
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _numbers(v, strings)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _numbers(v, strings)
 
 
 def empty(value: Any) -> bool:
@@ -259,7 +244,7 @@ def ungrounded(call: ToolCall, known: set[float], tool: ToolNumbers | None = Non
         if tool is not None and name not in tool.required:
             continue
         if empty(value) or any(
-            not _grounded(v, known) and not _grounded(v, offered) for v in _required_numbers(value)
+            not _grounded(v, known) and not _grounded(v, offered) for v in _numbers(value, strings=True)
         ):
             out.append((name, value))
     return out
