@@ -28,18 +28,16 @@ import argparse
 import hashlib
 import json
 import math
-import shutil
 import sys
 import tempfile
 from pathlib import Path
 
-from botpsy.export.lora_gguf import gguf_arch, write_lora_gguf
 from botpsy.train.common import (
-    attention_heads,
     check_continued_student,
     init_adapter_source,
     load_base,
     peft_folder_from_gguf,
+    save_adapter_model,
 )
 
 
@@ -97,25 +95,7 @@ def blend_adapters(base: str, parts: list[tuple[str, float]], out_dir: Path, log
     peft_model.set_adapter("default")
     for name in names:
         peft_model.delete_adapter(name)
-    adapter_dir = out_dir / "adapter"
-    shutil.rmtree(adapter_dir, ignore_errors=True)
-    peft_model.save_pretrained(adapter_dir)
-    config = peft_model.base_model.model.config
-    write_lora_gguf(
-        adapter_dir,
-        out_dir / "adapter.gguf",
-        gguf_arch(config),
-        config.num_hidden_layers,
-        attention_heads(config),
-    )
-    manifest = {
-        "name": "botpsy-blend-" + out_dir.name,
-        "base": base,
-        "adapter": "adapter.gguf",
-        "chat_format": "qwen35",
-        "thinking": True,
-    }
-    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    save_adapter_model(peft_model, out_dir, base, "botpsy-blend-" + out_dir.name)
     record = {
         "base": base,
         "combination": "cat (exact sum of the weighted updates)",

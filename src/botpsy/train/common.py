@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from botpsy.engine.base import EngineError, bos_ids
-from botpsy.export.lora_gguf import gguf_arch, gguf_weight_names, read_lora_gguf
+from botpsy.export.lora_gguf import gguf_arch, gguf_weight_names, read_lora_gguf, write_lora_gguf
 from botpsy.models import EMBEDDED, PACKAGE_BASES, base_gguf, embedded_dir
 from botpsy.models import resolve as resolve_model
 
@@ -253,6 +253,30 @@ def attention_heads(config) -> tuple[int, int]:
     """(attention heads, key-value heads) of a transformers config, as the GGUF adapter code needs."""
     n_head = config.num_attention_heads
     return n_head, getattr(config, "num_key_value_heads", None) or n_head
+
+
+def save_adapter_model(peft_model, out_dir: Path, base: str, name: str) -> None:
+    """Make `out_dir` the model folder of a LoRA over `base`: the PEFT folder `adapter/` (training
+    continues from it), the same adapter as `adapter.gguf` (llama.cpp applies it at load time),
+    and the `manifest.json` named `name` that `--model` reads."""
+    out_dir = Path(out_dir)
+    config = peft_model.base_model.model.config
+    peft_model.save_pretrained(out_dir / "adapter")
+    write_lora_gguf(
+        out_dir / "adapter",
+        out_dir / "adapter.gguf",
+        gguf_arch(config),
+        config.num_hidden_layers,
+        attention_heads(config),
+    )
+    manifest = {
+        "name": name,
+        "base": base,
+        "adapter": "adapter.gguf",
+        "chat_format": "qwen35",
+        "thinking": True,
+    }
+    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2))
 
 
 def peft_folder_from_gguf(gguf_path: Path, model, out_dir: Path) -> Path:

@@ -37,16 +37,15 @@ from botpsy.data.mix import MixConfig, mix_conversations
 from botpsy.data.public import dataset_examples
 from botpsy.data.sft import mix_examples, prepend_bos, read_examples, write_jsonl
 from botpsy.engine.base import bos_ids
-from botpsy.export.lora_gguf import gguf_arch, write_lora_gguf
 from botpsy.protocol.formats import IM_END, ChatFormat
 from botpsy.train.common import (
     TimeBudget,
-    attention_heads,
     continued_lora,
     device_args,
     init_adapter_source,
     load_base,
     lora_config,
+    save_adapter_model,
 )
 from botpsy.train.presets import resolve
 from botpsy.train.sft_config import SFTStageConfig
@@ -190,23 +189,7 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print, data_only: bool = Fal
     t0 = time.time()
     result = trainer.train(resume_from_checkpoint=resume)
     train_s = time.time() - t0
-    adapter_dir = out_dir / "adapter"
-    model.save_pretrained(adapter_dir)
-    write_lora_gguf(
-        adapter_dir,
-        out_dir / "adapter.gguf",
-        gguf_arch(model.config),
-        model.config.num_hidden_layers,
-        attention_heads(model.config),
-    )
-    manifest = {
-        "name": "botpsy-sft-" + out_dir.name,
-        "base": cfg.base,
-        "adapter": "adapter.gguf",
-        "chat_format": "qwen35",
-        "thinking": True,
-    }
-    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    save_adapter_model(model, out_dir, cfg.base, "botpsy-sft-" + out_dir.name)
     steps = trainer.state.global_step
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
     summary = {
