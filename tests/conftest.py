@@ -4,6 +4,17 @@ from __future__ import annotations
 
 import pytest
 
+
+@pytest.fixture(autouse=True, scope="session")
+def _state_cache_in_tmp(tmp_path_factory):
+    """Engines built by `load_engine` save prefix states (engine/state_cache.py): keep the test
+    run's out of ~/.cache, in one folder shared by the session."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("BOTPSY_STATE_CACHE", str(tmp_path_factory.mktemp("state_cache")))
+    yield
+    mp.undo()
+
+
 # ---- tiny Qwen3.5 model (export and transformers-engine tests) ----------------------------------
 
 

@@ -32,6 +32,9 @@ Options beyond what `Llama()` takes:
   segfaults (a Q8_0 or Q4_K model, first `decode`; `tests/test_export_tiny_qwen.py` crashed the
   whole test run). Auto turns extra buffer types off on such CPUs and keeps them elsewhere, where
   the repacked Q4_0/Q4_K layouts are the fast path.
+* `state_cache` (off here, on through `engine.load.load_engine`): a `StateCache` folder where the
+  state after the system block is saved, so the next process restores it instead of prefilling
+  it (`engine.state_cache`).
 * `grammar_first` (on): with a grammar, the model's own choice is checked against it first and
   the vocabulary masked only on a refusal (`engine.grammar.GrammarGate`), instead of llama.cpp's
   chain masking all 248k Qwen3.5 tokens on every step. Greedy output is the same either way.
@@ -169,6 +172,7 @@ class LlamaCppEngine(EngineBase):
         flash_attn: bool = False,
         use_mmap: bool = False,
         extra_bufts: bool | None = None,
+        state_cache=None,
     ):
         from llama_cpp import Llama
 
@@ -216,6 +220,12 @@ class LlamaCppEngine(EngineBase):
         if self.llm.metadata.get("tokenizer.ggml.add_bos_token") == "true" and self.llm.token_bos() >= 0:
             self.bos_ids = [self.llm.token_bos()]
         self.stop_ids = self.turn_end.stop_ids
+        # The system block's state saved across processes (`engine.state_cache`); None: off.
+        self.prefix_states = None
+        if state_cache is not None:
+            from botpsy.engine.state_cache import PrefixStates
+
+            self.prefix_states = PrefixStates(self, state_cache, model_path, lora_path)
 
     @property
     def rs_rollback(self) -> int:
@@ -279,8 +289,10 @@ class LlamaCppEngine(EngineBase):
         if self.n_rs_seq and self.cached_prefix(prompt_ids) < self.llm.n_tokens:
             # A rollback over one-token decode steps would restore a stale snapshot (module doc).
             self.llm.reset()
-        cached = min(self.cached_prefix(prompt_ids), len(prompt_ids) - 1)
         t0 = time.perf_counter()
+        restored = self.prefix_states.prepare(prompt_ids) if self.prefix_states is not None else None
+        # A miss prefilled the system block inside `prepare`: nothing of this prompt was reused.
+        cached = 0 if restored == 0 else min(self.cached_prefix(prompt_ids), len(prompt_ids) - 1)
         first = None
         out: list[int] = []
         stop = "length"

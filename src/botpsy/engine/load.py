@@ -21,6 +21,7 @@ from pathlib import Path
 from botpsy.engine.base import BACKENDS, Engine
 from botpsy.engine.llamacpp import LlamaCppEngine
 from botpsy.engine.openai_http import OpenAIHTTPEngine
+from botpsy.engine.state_cache import StateCache
 from botpsy.engine.transformers_engine import TransformersEngine
 from botpsy.models import resolve, thinking_from_template
 from botpsy.protocol.formats import ChatFormat
@@ -56,6 +57,14 @@ def resolve_backend(spec: str | Path | None, backend: str = "auto") -> Backend:
     return Backend("llamacpp", spec, "embedded" if spec == "embedded" else path.name)
 
 
+def _state_cache(spec: StateCache | str | Path | None) -> StateCache | None:
+    if spec is None or isinstance(spec, StateCache):
+        return spec
+    if spec == "auto":
+        return StateCache.default()
+    return StateCache(spec)
+
+
 def load_engine(
     spec: str | Path | Backend | None = None,
     backend: str = "auto",
@@ -63,11 +72,15 @@ def load_engine(
     n_threads: int | None = None,
     chat_format: str | None = None,
     seed: int = 0,
+    state_cache: StateCache | str | Path | None = "auto",
 ) -> Engine:
     """The engine for a spec (or a resolved `Backend`); `chat_format` overrides the detected one.
 
     llama.cpp: the GGUF or model folder `botpsy.models.resolve` finds, its LoRA adapter applied,
     prompts batched on `n_threads` too, and `thinking` from the manifest or the GGUF's template.
+    `state_cache`: where the state after the system block is kept across processes
+    (`engine.state_cache`): "auto" is `$BOTPSY_STATE_CACHE` or ~/.cache/botpsy/state; a folder
+    or a `StateCache` is used as given; None turns it off.
     """
     b = spec if isinstance(spec, Backend) else resolve_backend(spec, backend)
     if b.kind == "oracle":
@@ -87,6 +100,7 @@ def load_engine(
         n_threads_batch=n_threads,
         chat_format=ms.chat_format,
         seed=seed,
+        state_cache=_state_cache(state_cache),
     )
     if ms.thinking is None:
         ms.thinking = thinking_from_template(engine.llm.metadata.get("tokenizer.chat_template"))
