@@ -494,3 +494,77 @@ def test_recipe_takes_datasets_as_a_comma_separated_override(tmp_path):
     assert resolve("tiny", ["sft"], [])["stages"]["sft"]["config"].datasets == ()
     with pytest.raises(ValueError, match="not found"):
         resolve("tiny", ["sft"], [f"sft.datasets={tmp_path / 'missing.jsonl'}"])
+
+
+# ---- rendered as the runtime renders ------------------------------------------------------------
+def test_dataset_rows_get_the_runtime_system_prompt_and_date_line(tmp_path, bpe):
+    """Public rows are shown the runtime's preamble (its system text with today's date, not the
+    row's) and the agent's resolved-dates line, through the one renderer the synthetic
+    conversations use (`data.mix.runtime_conversation`)."""
+    from botpsy.agent.dates import annotate
+    from botpsy.data.public import dataset_examples
+    from botpsy.protocol.formats import ChatFormat
+    from botpsy.worlds.kit import SYSTEM, TODAY
+
+    row = {
+        "messages": [
+            {"role": "system", "content": "You are DatasetBot. Answer in ToolACE syntax."},
+            {"role": "user", "content": "What is on my calendar tomorrow?"},
+            {"role": "assistant", "content": "You have nothing booked tomorrow."},
+        ],
+        "tools": [],
+    }
+    path = write_jsonl(tmp_path / "chat.jsonl", [row])
+
+    def tok(s):
+        return bpe.encode(s, add_special_tokens=False).ids
+
+    [ex], skipped = dataset_examples([f"openai:{path}"], ChatFormat("qwen35"), tok, log=quiet)
+    text = bpe.decode(ex["input_ids"], skip_special_tokens=False)
+    assert skipped == 0 and SYSTEM in text and "DatasetBot" not in text
+    shown = annotate("What is on my calendar tomorrow?", TODAY)
+    assert "(resolved:" in shown and "2026-12-02" in shown and shown in text
+
+
+DATE_ROW = {
+    "id": 1,
+    "query": "Get the weather forecast for Oslo tomorrow.",
+    "tools": json.dumps(
+        [
+            {
+                "name": "forecast",
+                "description": "Forecast.",
+                "parameters": {"city": {"type": "str"}, "day": {"type": "str"}},
+            }
+        ]
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "query, day, conflict",
+    [
+        ("Get the weather forecast for Oslo tomorrow.", "2023-05-12", True),  # written on another day
+        ("Get the weather forecast for Oslo tomorrow.", "2026-12-02", False),  # what the line says
+        (
+            "Get the forecast for Oslo on 2023-05-12, a day I remember.",
+            "2023-05-12",
+            False,
+        ),  # the user's own date
+        ("Get the weather forecast for Oslo.", "2023-05-12", False),  # no line: nothing to contradict
+    ],
+)
+def test_rows_whose_dates_contradict_the_resolved_line_are_dropped(tmp_path, query, day, conflict):
+    from botpsy.data.public import runtime_conversations
+
+    row = {
+        **DATE_ROW,
+        "query": query,
+        "answers": json.dumps([{"name": "forecast", "arguments": {"city": "Oslo", "day": day}}]),
+    }
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps([row]))
+    convs, dropped = runtime_conversations(load(path, log=quiet))
+    assert (len(convs), len(dropped)) == ((0, 1) if conflict else (1, 0))
+    if conflict:
+        assert dropped[0][0] == 0 and "2023-05-12" in dropped[0][1] and "2026-12-02" in dropped[0][1]

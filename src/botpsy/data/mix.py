@@ -297,6 +297,15 @@ def world_conversation(
     return conv if len(conv.messages) > 1 else None
 
 
+def runtime_conversation(
+    source: str, tools: list[dict], messages: list[Message], today: date | None
+) -> Conversation:
+    """`messages` (from the first user turn) as the runtime shows them: botpsy's system prompt with
+    today's date, and the agent's resolved-dates line on each user turn. The one rendering of
+    conversations that do not come from a world: generated tools here, public data in `data.public`."""
+    return Conversation(source, tools, [Message("system", SYSTEM), *annotate_messages(messages, today)])
+
+
 def mix_conversations(n: int, seed: int, cfg: MixConfig = MixConfig()) -> list[Conversation]:
     """`n` training conversations: worlds in turn (balanced), and a share over unseen tools."""
     rng = random.Random(f"sft-mix:{seed}")
@@ -314,9 +323,7 @@ def mix_conversations(n: int, seed: int, cfg: MixConfig = MixConfig()) -> list[C
                 unlisted=cfg.synthetic_unlisted,
                 near_miss=cfg.synthetic_near_miss,
             )
-            out.append(
-                Conversation("synthetic", tools, [Message("system", SYSTEM), *annotate_messages(msgs, today)])
-            )
+            out.append(runtime_conversation("synthetic", tools, msgs, today))
             continue
         name = names[len(out) % len(names)]
         conv = world_conversation(name, rng, seed * 100_003 + i, cfg, today, weights)

@@ -21,6 +21,13 @@ these published shapes, detected from the first row unless named:
 * ``openai`` — any OpenAI chat JSONL: ``messages`` (``tool_calls``, ``tool`` turns with ``name``
   or ``tool_call_id``) and ``tools``.
 
+Every row is rendered as the runtime renders a conversation (`runtime_conversations`, through
+`data.mix.runtime_conversation`): botpsy's own system prompt with today's date in place of the
+row's system text (the runtime never shows another), and the agent's resolved-dates line on each
+user turn. A row whose calls use dates that contradict that line ("tomorrow" resolved to
+2026-12-02, the call says 2023-05-12: the data was written on another day) is dropped and
+counted: trained on, it would teach the model to ignore the line it is meant to copy.
+
 Tools become the OpenAI-style schemas `Tool.schema()` returns (`public_schema.tool_schema`), and
 each conversation keeps its own tools, so its system turn lists exactly the row's tools.
 
@@ -35,8 +42,10 @@ Command: ``botpsy recipe --preset tiny --stages sft --set sft.datasets=xlam:data
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -48,9 +57,10 @@ from botpsy.data.public_schema import (
     tool_list,
     tools_in_text,
 )
-from botpsy.data.sft import tokenize_conversation
+from botpsy.data.sft import mix_examples
 from botpsy.protocol.formats import tojson
 from botpsy.protocol.messages import Message, ToolCall
+from botpsy.worlds.kit import TODAY
 
 SHAPES = ("xlam", "toolace", "when2call", "openai")
 LOGGED_ROWS = 5  # skipped rows logged one by one; the rest only counted
@@ -328,15 +338,64 @@ def check_specs(specs: Iterable[str]) -> None:
             raise ValueError(f"sft.datasets: file {path!r} not found")
 
 
+# ---- as the runtime shows them ---------------------------------------------------------------
+_ISO_DATE = re.compile(r"\b(?:19|20)\d\d-[01]\d-[0-3]\d")
+
+
+def date_conflict(raw: list[Message], shown: list[Message]) -> str | None:
+    """Why the calls contradict the resolved-dates line: `raw` are a conversation's messages, `shown`
+    the same with the line added (`annotate_messages`). A call's date conflicts when a user turn's
+    line resolved some date and the calls answering that turn use a date that is neither resolved
+    nor written in the request itself. None when they agree."""
+    resolved: set[str] = set()
+    said: set[str] = set()
+    for r, m in zip(raw, shown, strict=True):
+        if m.role == "user":
+            line = m.content[len(r.content) :] if m.content.startswith(r.content) else ""
+            resolved, said = set(_ISO_DATE.findall(line)), set(_ISO_DATE.findall(r.content))
+        for c in m.tool_calls if resolved else ():
+            used = set(_ISO_DATE.findall(json.dumps(c.arguments, ensure_ascii=False)))
+            wrong = sorted(used - resolved - said)
+            if wrong:
+                return (
+                    f"{c.name} uses {', '.join(wrong)} where the runtime's line resolves "
+                    f"{', '.join(sorted(resolved))}"
+                )
+    return None
+
+
+def runtime_conversations(
+    result: LoadResult, today: date | None = TODAY
+) -> tuple[list, list[tuple[int, str]]]:
+    """A file's conversations as `data.mix.Conversation`s rendered like the runtime's (see the module
+    doc), and (index, reason) of the ones dropped because their dates contradict the resolved line."""
+    from botpsy.data.mix import runtime_conversation  # mix pulls in every world: only when rendering
+
+    out, dropped = [], []
+    for n, (msgs, tools) in enumerate(result.conversations):
+        body = msgs[1:] if msgs and msgs[0].role == "system" else msgs
+        conv = runtime_conversation(result.path, tools, body, today)
+        reason = date_conflict(body, conv.messages[1:])
+        if reason:
+            dropped.append((n, reason))
+        else:
+            out.append(conv)
+    return out, dropped
+
+
 def dataset_examples(
-    specs: Iterable[str], fmt, tokenize, log=print
+    specs: Iterable[str], fmt, tokenize, log=print, today: date | None = TODAY
 ) -> tuple[list[dict[str, list[int]]], int]:
-    """SFT examples from dataset files, tokenized like the world conversations; and rows skipped."""
+    """SFT examples from dataset files, rendered and tokenized like the world conversations; and how
+    many rows were skipped (unreadable, or dates contradicting the runtime's resolved line)."""
     examples: list[dict[str, list[int]]] = []
     skipped = 0
     for spec in specs:
         shape, path = parse_spec(spec)
         result = load(path, shape, log)
-        examples += [tokenize_conversation(m, t, fmt, tokenize) for m, t in result.conversations]
-        skipped += result.skipped
+        convs, dropped = runtime_conversations(result, today)
+        if dropped:
+            log(f"{path}: {len(dropped)} conversations dropped, their dates contradict the resolved line")
+        examples += mix_examples(convs, fmt, tokenize)
+        skipped += result.skipped + len(dropped)
     return examples, skipped
