@@ -142,3 +142,84 @@ def test_an_unforeseen_exception_is_a_result_with_is_error(workspace, monkeypatc
     monkeypatch.setattr(workspace, "execute", broken)
     result = call_result(workspace, "find_notes", {})
     assert result.is_error and "find_notes could not run" in result.content[0].text
+
+
+# ---- issue 36 item 13: the server gets the user's environment --------------------------------
+
+KEYED_SERVER = '''
+import os, sys
+key = os.environ.get("BOTPSY_TEST_WEATHER_KEY")
+if not key:
+    sys.exit("BOTPSY_TEST_WEATHER_KEY is not set: this server needs its API key")
+from mcp.server import MCPServer
+app = MCPServer("keyed")
+
+@app.tool()
+def key_tail() -> str:
+    """The last four characters of the API key this server started with."""
+    return key[-4:]
+
+app.run()
+'''
+
+
+@pytest.fixture
+def keyed_server(tmp_path, monkeypatch):
+    """A tiny MCP server that exits at start unless its API key is in the environment."""
+    script = tmp_path / "keyed_server.py"
+    script.write_text(KEYED_SERVER)
+    monkeypatch.setenv("BOTPSY_TEST_WEATHER_KEY", "sk-test-1234")
+    return [sys.executable, str(script)]
+
+
+def test_a_server_that_reads_its_api_key_from_the_environment_starts(keyed_server):
+    """Before, the SDK's minimal environment reached the server: it exited, and `chat --mcp`
+    failed with 'could not start MCP server'."""
+    with McpConnection(keyed_server, timeout=20) as conn:
+        (tool,) = conn.tools()
+        assert tool.name == "key_tail" and tool(None) == {"result": "1234"}
+
+
+def test_named_variables_only_or_none(keyed_server, monkeypatch):
+    monkeypatch.setenv("BOTPSY_TEST_UNRELATED", "x")
+    with McpConnection(keyed_server, timeout=20, pass_env=["BOTPSY_TEST_WEATHER_KEY"]) as conn:
+        assert [t.name for t in conn.tools()] == ["key_tail"]
+    with pytest.raises(McpStartError, match="could not start MCP server"):
+        McpConnection(keyed_server, timeout=20, pass_env=False)
+
+
+def test_server_env_composition(monkeypatch):
+    from botpsy.tools.mcp_client import server_env
+
+    monkeypatch.setenv("BOTPSY_TEST_A", "1")
+    monkeypatch.delenv("BOTPSY_TEST_MISSING", raising=False)
+    assert server_env(True)["BOTPSY_TEST_A"] == "1"
+    assert server_env(["BOTPSY_TEST_A", "BOTPSY_TEST_MISSING"]) == {"BOTPSY_TEST_A": "1"}
+    assert server_env(False, {"K": "v"}) == {"K": "v"}
+    assert server_env(["BOTPSY_TEST_A"], {"BOTPSY_TEST_A": "2"}) == {"BOTPSY_TEST_A": "2"}
+
+
+def test_chat_mcp_passes_the_users_environment(keyed_server, monkeypatch):
+    """`botpsy chat --mcp CMD` wires the same connection: the keyed server's tool is offered."""
+    import botpsy.cli_agent as cli_agent
+    import botpsy.tools.mcp_client as mcp_client
+
+    seen = {}
+    real_connect = mcp_client.connect
+
+    def spy(command, **kw):
+        conn, tools = real_connect(command, timeout=20, **kw)
+        seen["tools"] = [t.name for t in tools]
+        conn.close()
+        raise SystemExit(0)  # stop before the chat loop needs a model
+
+    monkeypatch.setattr(mcp_client, "connect", spy)
+    monkeypatch.setattr(cli_agent, "open_engine", lambda *a, **k: None)
+
+    class Args:
+        model, n_ctx, threads = None, 4096, 1
+        mcp = " ".join(keyed_server)
+
+    with pytest.raises(SystemExit):
+        cli_agent.cmd_chat(Args())
+    assert seen["tools"] == ["key_tail"]

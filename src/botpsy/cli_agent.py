@@ -211,7 +211,9 @@ def cmd_chat(a) -> int:
         from botpsy.tools.mcp_client import McpStartError, connect
 
         try:
-            conn, extra = connect(a.mcp)
+            # The user's environment, as the shell would give it: a server that reads its API
+            # key from there must start (issue 36, item 13).
+            conn, extra = connect(a.mcp, pass_env=True)
         except McpStartError as e:
             raise UsageError(f"cannot start the MCP server {a.mcp!r}: {e}") from None
         say(console, (f"MCP: {len(extra)} tool(s) from {a.mcp}", "dim"))

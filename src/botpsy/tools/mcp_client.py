@@ -11,15 +11,23 @@ annotations (`read_only_hint: true` → not mutating; `open_world_hint: false` �
 `destructive_hint`, default true per the MCP spec, → sensitive when mutating). Annotations are
 hints from code we do not control: they can only make a tool look *safer* when the server
 states it explicitly; absent information always means "ask first".
+
+Environment: the SDK starts a server with a handful of variables (PATH, HOME, …) unless told
+otherwise, so a server that reads an API key from the environment could not start under
+`chat --mcp` (issue 36, item 13). The user names the command, as in a shell, so by default the
+server gets the user's environment, as a shell would give it; `pass_env` narrows that to named
+variables (or to the SDK's minimal set), and `env` adds or overrides variables.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shlex
 import sys
 import threading
+from collections.abc import Iterable
 from typing import Any, TextIO
 
 import mcp_types as types
@@ -71,6 +79,18 @@ def _result_value(result: types.CallToolResult) -> Any:
         return {"text": text}
 
 
+def server_env(pass_env: bool | Iterable[str] = True, env: dict[str, str] | None = None) -> dict[str, str]:
+    """The variables a server gets on top of the SDK's minimal set (module doc): all of the
+    user's (`True`), none (`False`) or the named ones that are set; then `env`."""
+    if pass_env is True:
+        out = dict(os.environ)
+    elif pass_env is False:
+        out = {}
+    else:
+        out = {name: os.environ[name] for name in pass_env if name in os.environ}
+    return {**out, **(env or {})}
+
+
 class McpConnection:
     """A live MCP session with one stdio server, callable from synchronous code."""
 
@@ -81,12 +101,15 @@ class McpConnection:
         cwd: str | None = None,
         timeout: float = 30.0,
         errlog: TextIO | None = None,
+        pass_env: bool | Iterable[str] = True,
     ):
         argv = shlex.split(command) if isinstance(command, str) else list(command)
         if not argv:
             raise ValueError("MCP server command is empty")
         self.command = " ".join(argv)
-        self.params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=cwd)
+        self.params = StdioServerParameters(
+            command=argv[0], args=argv[1:], env=server_env(pass_env, env), cwd=cwd
+        )
         self.timeout = timeout
         self.errlog = errlog or sys.stderr
         self._loop = asyncio.new_event_loop()
