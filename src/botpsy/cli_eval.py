@@ -1,4 +1,4 @@
-"""`botpsy eval worlds | bfcl | ifbench | tau2 | report | compare`: the worlds, the peer suites, comparisons.
+"""`botpsy eval worlds | bfcl | ifbench | tau2 | acebench | report | compare`: the worlds, the peer suites, comparisons.
 
 `register(eval_subparsers)` adds the sub-commands to the `botpsy eval` group built in `cli.py`.
 Each command takes `--model` once per model to compare (`oracle`, `embedded`, a .gguf, a model
@@ -8,6 +8,7 @@ with `--json` prints one JSON object as its last line.
     botpsy eval bfcl --backend oracle --categories simple_python,multiple,parallel,parallel_multiple,irrelevance --json
     botpsy eval ifbench --model embedded --limit 50
     botpsy eval tau2 --backend oracle --domains retail,airline,telecom
+    botpsy eval acebench --data ACEBench --backend oracle
     botpsy eval report --model embedded --model runs/tiny/model.gguf --out reports/compare
     botpsy eval compare DIR_A/worlds-all-A.jsonl DIR_B/worlds-all-B.jsonl
 
@@ -292,6 +293,109 @@ def cmd_tau2(a) -> int:
     return 0
 
 
+# ---- acebench ---------------------------------------------------------------------------------
+
+
+def cmd_acebench(a) -> int:
+    from botpsy.engine.load import resolve_backend
+    from botpsy.eval.acebench import AceConfig, evaluate_acebench
+    from botpsy.eval.acebench_data import parse_categories, resolve_data
+    from botpsy.eval.acebench_oracle import KNOWN_UNPASSABLE, oracle_engine_for
+    from botpsy.eval.acebench_user import ChatUser, ScriptedUser
+
+    try:
+        categories = parse_categories(a.categories)
+        data_dir, root = resolve_data(a.data)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if a.user_model and not a.user_model.startswith(("http://", "https://")):
+        raise UsageError(
+            f"--user-model needs an OpenAI-compatible URL like http://127.0.0.1:8080/v1#NAME, got {a.user_model!r}"
+        )
+    summaries = []
+    for spec in _models(a):
+        oracle = resolve_backend(spec, a.backend).kind == "oracle"
+        label, engine = _engine_factory(spec, a)
+        thinking = engine.thinking if engine is not None else True
+        config = AceConfig(
+            max_tokens=a.max_tokens,
+            thinking=thinking and not a.no_thinking,
+            limit=a.limit,
+            # The oracle checks the path and the checker: its gold calls carry values the
+            # question does not state (an id a result gave), which the guard would hold.
+            grounding_guard=not (a.no_grounding_guard or oracle),
+        )
+        if oracle:
+            engine_for, user = oracle_engine_for(a.chat_format or "qwen35"), ScriptedUser()
+        else:
+
+            def engine_for(c, item, engine=engine):
+                return engine
+
+            user = None
+            if a.user_model:
+                url, _, name = a.user_model.partition("#")
+                user = ChatUser(url, name or "user", a.user_temperature)
+        prog, on_category, progress = _progress_runner(label)
+        with prog:
+            rep = evaluate_acebench(
+                data_dir,
+                root,
+                categories,
+                label,
+                engine_for,
+                config,
+                a.out,
+                progress,
+                on_category,
+                run_config={"format": a.chat_format, "backend": a.backend, "user": a.user_model},
+                user=user,
+            )
+        s = rep.to_dict()
+        if oracle:
+            s["known_unpassable"] = sorted(r.id for r in rep.results if r.id in KNOWN_UNPASSABLE and not r.ok)
+        summaries.append(s)
+        if a.out:
+            _write(Path(a.out) / f"acebench-{_slug(label)}.json", s)
+            (Path(a.out) / f"acebench-{_slug(label)}.md").write_text(_acebench_markdown(s))
+
+    def line(s: dict[str, Any]) -> str:
+        groups = ", ".join(f"{g} {v:.1%}" for g, v in s["groups"].items())
+        cats = ", ".join(f"{c} {v['accuracy']:.1%}" for c, v in s["categories"].items())
+        text = (
+            f" ACEBench (en) over {s['n']} items: overall {s['overall']:.1%} "
+            f"(ACEBench's formula, categories not run as 0: {s['overall_official']:.1%}) — {groups}\n  {cats}"
+        )
+        if s.get("known_unpassable"):
+            text += f"\n  {len(s['known_unpassable'])} items fail ACEBench's own rules whatever the output (known_unpassable)"
+        for c, why in s["not_run"].items():
+            text += f"\n  not run: {c} — {why}"
+        fails = ", ".join(f"{k} ×{v}" for k, v in s["failures"].items())
+        return text + (f"\n  failures: {fails}" if fails else "")
+
+    _finish(a, summaries, line)
+    return 0
+
+
+def _acebench_markdown(s: dict[str, Any]) -> str:
+    """A short markdown table of one model's ACEBench figures (ids only, never item text)."""
+    rows = [
+        f"# ACEBench (English) — {s['model']}",
+        "",
+        f"Items: {s['n']}. Overall (groups run): "
+        f"{s['overall']:.1%}; ACEBench's formula with categories not run as 0: {s['overall_official']:.1%}.",
+        "",
+    ]
+    rows += ["| group | accuracy |", "|---|---|"] + [f"| {g} | {v:.1%} |" for g, v in s["groups"].items()]
+    rows += ["", "| category | items | accuracy | model alone | process |", "|---|---|---|---|---|"]
+    for c, v in s["categories"].items():
+        alone = f"{v['model_accuracy']:.1%}" if "model_accuracy" in v else ""
+        proc = f"{v['process_accuracy']:.1%}" if "process_accuracy" in v else ""
+        rows.append(f"| {c} | {v['total']} | {v['accuracy']:.1%} | {alone} | {proc} |")
+    rows += [f"\nNot run: {c} — {why}" for c, why in s["not_run"].items()]
+    return "\n".join(rows) + "\n"
+
+
 # ---- report -----------------------------------------------------------------------------------
 
 
@@ -459,7 +563,7 @@ def cmd_eval_worlds(a) -> int:
 
 
 def register(eval_subparsers) -> None:
-    """Add bfcl, ifbench, tau2 and report to the `botpsy eval` sub-parser group."""
+    """Add bfcl, ifbench, tau2, acebench and report to the `botpsy eval` sub-parser group."""
     sp = eval_subparsers.add_parser("bfcl", help="BFCL v4 with the official data and checkers")
     sp.add_argument(
         "--categories",
@@ -522,6 +626,32 @@ def register(eval_subparsers) -> None:
     sp.add_argument("--user-temperature", type=float, default=0.0)
     _common(sp, 512)
     sp.set_defaults(fn=cmd_tau2)
+
+    sp = eval_subparsers.add_parser(
+        "acebench", help="ACEBench (English: normal, special, agent) from your checkout, ACEBench's scoring"
+    )
+    sp.add_argument(
+        "--data",
+        required=True,
+        help="your clone of github.com/chenchen0103/ACEBench (the root; data_all/data_en also works for normal/special)",
+    )
+    sp.add_argument(
+        "--categories",
+        default="all",
+        help="comma-separated categories or groups (all, normal, special, agent, atom, multi_turn, single_turn)",
+    )
+    sp.add_argument(
+        "--user-model",
+        help="the agent multi-turn user simulator: http://HOST:PORT/v1#NAME (needed for a model's run)",
+    )
+    sp.add_argument("--user-temperature", type=float, default=0.0)
+    sp.add_argument(
+        "--no-grounding-guard",
+        action="store_true",
+        help="score the calls as the model wrote them (the agent's grounding guard holds none)",
+    )
+    _common(sp, 512)
+    sp.set_defaults(fn=cmd_acebench)
 
     sp = eval_subparsers.add_parser(
         "ifbench", help="IFBench with the official data and verifiers (offline NLTK data)"

@@ -1,0 +1,380 @@
+"""ACEBench (English: normal, special, agent) through botpsy's agent, scored by ACEBench's rules.
+
+    botpsy eval acebench --data ACEBench --backend oracle
+    botpsy eval acebench --data ACEBench --model embedded --categories normal --limit 20 --out reports/acebench
+    botpsy eval acebench --data ACEBench --model embedded --categories agent --user-model http://127.0.0.1:8080/v1#user
+
+The data is the user's checkout of github.com/chenchen0103/ACEBench (`acebench_data`); the scoring
+is ACEBench's, restated in `acebench_checker`; the agent items run on `acebench_apis` /
+`acebench_travel`, state machines of ACEBench's simulated phone and travel APIs.
+
+The path of one item, as `eval bfcl` does it: the item's functions become botpsy `Tool`s, the
+question goes to botpsy's `Agent` over the chosen engine in botpsy's own chat format (tools as JSON
+lines in the system turn, Qwen3.5 XML or hermes calls), and the parsed calls are judged.
+
+Where botpsy differs from ACEBench's own inference, on purpose:
+* the prompt is botpsy's, because that is how the model is deployed; it carries what ACEBench's
+  prompt tells a model and its checker relies on: the item's date line or user profile, and for
+  special items the three reply forms the checker looks for (`SPECIAL_RULES`);
+* calls are botpsy's tool calls rather than `[f(a='x')]` text; for the special checker and the
+  agent's process score they are written back in that text form (`call_text`);
+* normal and special items get one model step (ACEBench asks for one reply); the agent's
+  grounding guard runs, and a call it holds counts as no call (`model_ok` keeps the model alone);
+* agent items end when the agent answers without a call (botpsy's turn end) — in multi-step items
+  there is no user, so that answer ends the episode; in multi-turn items an LLM user simulator
+  (`ChatUser`, behind an OpenAI-compatible endpoint, as `eval tau2`) replies until it says
+  "finish conversation". ACEBench's budget of 40 messages becomes `AGENT_STEPS` model steps per
+  user turn and `USER_TURNS` user turns.
+
+The oracle (`--backend oracle`) speaks the possible answers through the same path: the first
+possible answer's calls, the special reply the checker expects, the agent milestones' calls.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from botpsy.agent.loop import Agent, AgentConfig
+from botpsy.engine.base import Engine, EngineError
+from botpsy.eval import acebench_checker as checker
+from botpsy.eval.acebench_apis import Phone, execute, load_seeds
+from botpsy.eval.acebench_data import (
+    AGENT,
+    SPECIAL,
+    acebench_tools,
+    conversation,
+    load_category,
+    sample_items,
+)
+from botpsy.eval.acebench_oracle import call_text
+from botpsy.eval.acebench_travel import Travel
+from botpsy.eval.acebench_user import FINISH, UserSimulator
+from botpsy.eval.bfcl import BfclFormat, decode_for_checker
+from botpsy.eval.runs import ItemResult, ResultCache, failure_counts, run_items, token_counter, trace_figures
+from botpsy.protocol.messages import Trace
+from botpsy.tools.base import Toolbox
+
+AGENT_STEPS = 20  # model steps per user turn (ACEBench: 40 messages, calls and results alternating)
+USER_TURNS = 20
+NOT_EXECUTED = json.dumps({"note": "ACEBench normal and special items are judged on the calls; nothing ran"})
+
+TASK_RULES = (
+    "Call the function or functions that carry out the user's latest request. Put in every parameter "
+    "the user mentioned and leave out optional ones they did not; where a description asks for no "
+    "particular format, use the user's own words as the value."
+)
+SPECIAL_RULES = (
+    "When the request cannot be carried out as stated, do not call anything; reply with exactly one of:\n"
+    '- a required value is missing: "Missing necessary parameters (param1, param2) for the api (FunctionName)"\n'
+    "- a value does not fit the function's definition: \"There is incorrect value (value) for the parameters "
+    '(param) in the conversation history."\n'
+    '- no function can do it: "Due to the limitations of the function, I cannot solve this problem."'
+)
+PHONE_RULES = (
+    "You are a phone assistant; it is 2024-06-11 16:00. Sending messages needs Wi-Fi and a logged-in "
+    "device; the inbox holds at most six messages, so when it is full ask the user which message to "
+    "delete. Viewing messages needs the device logged in (login_device). Ordering food needs the user's "
+    "platform account and password and login_food_platform first; order each merchant separately; say "
+    "'Insufficient balance' when the money does not cover it. User names are full names."
+)
+TRAVEL_RULES = (
+    "You are an airline agent; it is 2024-07-15 08:00. Get the user's ID and password before booking, "
+    "changing or cancelling; list what you will change and get an explicit yes before any booking or "
+    "change. Payment is cash or bank. Free checked bags: regular 1 economy / 2 business, silver 2 / 3, "
+    "gold 3 / 3; each extra bag costs 50 yuan. Bags can be added, not removed. Round trips and "
+    "connections are booked flight by flight. Only offer compensation when the user complains and asks."
+)
+
+
+STEP_RULES = (
+    "Carry out the user's request with the functions, one step at a time: decide each next call from "
+    "the results of the last. When the task is done, say so briefly."
+)
+
+
+def system_prompt(category: str, item: dict[str, Any]) -> str:
+    """botpsy's system text for an item (the tools are listed by the chat format, not here)."""
+    if category == "agent_multi_step":
+        return STEP_RULES
+    if category == "agent_multi_turn":
+        return TRAVEL_RULES if "Travel" in item.get("involved_classes", []) else PHONE_RULES
+    parts = [TASK_RULES]
+    if category.startswith("special"):
+        parts.append(SPECIAL_RULES)
+    if item.get("profile"):
+        parts.append(f"The user's profile:\n{item['profile']}")
+    if item.get("time"):
+        parts.append(str(item["time"]))
+    return "\n\n".join(parts)
+
+
+def user_text(question: str) -> str:
+    """An item's transcript as the user's message: a lone user turn as it is, else the transcript."""
+    turns = [t for t in question.strip().split("\n") if t.strip()]
+    if len(turns) == 1 and turns[0].startswith("user:"):
+        return turns[0][len("user:") :].strip()
+    return "The conversation so far:\n" + "\n".join(turns) + "\n\nAct on the user's last message."
+
+
+class StubEnv:
+    """Normal and special items: the calls are the answer; running them returns a note."""
+
+    def __init__(self, item: dict[str, Any]):
+        self.toolbox = Toolbox(acebench_tools(item["function"]))
+
+    def call(self, name: str, arguments: dict[str, Any]) -> str:
+        return NOT_EXECUTED
+
+
+class ApiEnv:
+    """Agent items: calls run on the episode's simulated APIs; `ran` says whether any call ran."""
+
+    def __init__(self, item: dict[str, Any], seeds: dict[str, dict[str, Any]]):
+        involved = item.get("involved_classes", [])
+        world_cls = Travel if "Travel" in involved else Phone
+        self.world = world_cls(seeds, involved, item.get("initial_config", {}))
+        self.toolbox = Toolbox(acebench_tools(item["function"]))
+        self.ran = False
+
+    def call(self, name: str, arguments: dict[str, Any]) -> str:
+        self.ran = True
+        return execute(self.world, name, arguments)
+
+    def state(self) -> list[dict[str, Any]]:
+        """The saved attributes per involved class; none when no call ever ran (as in ACEBench)."""
+        return self.world.state() if self.ran else []
+
+
+@dataclass(frozen=True)
+class AceConfig:
+    max_tokens: int = 512  # generated tokens per model step
+    temperature: float = 0.0
+    thinking: bool = True
+    limit: int | None = None  # items per category (conversations in normal multi-turn), None: all
+    grounding_guard: bool = True  # the agent's guard (agent/grounding.py); a held call is no call
+    agent_steps: int = AGENT_STEPS
+    user_turns: int = USER_TURNS
+
+
+def _raise_on_error(trace: Trace) -> None:
+    if trace.stopped == "error":
+        raise EngineError(
+            next((e.data["message"] for e in reversed(trace.events) if e.kind == "error"), "backend error")
+        )
+
+
+def _agent(engine: Engine, env: Any, system: str, config: AceConfig, steps: int) -> Agent:
+    agent = Agent(
+        engine,
+        env,
+        system,
+        AgentConfig(
+            max_steps=steps,
+            max_tokens=config.max_tokens,
+            temperature=config.temperature,
+            thinking=config.thinking,
+            grounding_guard=config.grounding_guard,
+        ),
+    )
+    agent.fmt = BfclFormat(engine.chat_format.name)  # calls to known functions kept whatever their arguments
+    return agent
+
+
+def run_single(
+    category: str, item: dict[str, Any], engine: Engine, model: str, config: AceConfig
+) -> ItemResult:
+    """A normal or special item: one model step, judged on its calls (normal) or its text (special)."""
+    agent = _agent(engine, StubEnv(item), system_prompt(category, item), config, 1)
+    trace = agent.send(user_text(item["question"]))
+    _raise_on_error(trace)
+    step = next((e for e in trace.events if e.kind == "model"), None)
+    calls = decode_for_checker(step.data["text"], agent.fmt, agent.tools, config.thinking) if step else []
+    held = any(e.kind == "grounding_guard" for e in trace.events)
+    answer = next((m.content for m in reversed(trace.messages) if m.role == "assistant" and m.content), "")
+    if category in SPECIAL:
+        model_text = call_text(calls) if calls else answer
+        text = answer if held else model_text
+        verdict, alone = (
+            checker.special_check(category, text, item["truth"]),
+            checker.special_check(category, model_text, item["truth"]),
+        )
+        detail = {"output": text[:300]}
+    else:
+        verdict = checker.check_normal(item["function"], [] if held else calls, item["truth"], category)
+        alone = checker.check_normal(item["function"], calls, item["truth"], category)
+        detail = {"calls": calls, "answer": answer[:300]}
+    if held:
+        detail.update(held=True, model_ok=alone["valid"])
+    if not verdict["valid"]:
+        detail["error"] = str(verdict["error"])[:300]
+    return _result(category, item["id"], model, verdict, trace, engine, detail)
+
+
+def _result(
+    category: str,
+    item_id: str,
+    model: str,
+    verdict: dict[str, Any],
+    trace: Trace,
+    engine: Engine,
+    detail: dict[str, Any],
+) -> ItemResult:
+    return ItemResult(
+        "acebench",
+        category,
+        item_id,
+        model,
+        bool(verdict["valid"]),
+        "" if verdict["valid"] else verdict.get("error_type") or "invalid",
+        detail=detail,
+        **trace_figures(trace, token_counter(engine)),
+    )
+
+
+def run_agent(
+    category: str,
+    item: dict[str, Any],
+    engine: Engine,
+    model: str,
+    config: AceConfig,
+    seeds: dict[str, dict[str, Any]],
+    user: UserSimulator | None = None,
+) -> ItemResult:
+    """An agent item on the simulated APIs: end state against the answer, milestones for process."""
+    env = ApiEnv(item, seeds)
+    agent = _agent(engine, env, system_prompt(category, item), config, config.agent_steps)
+    if category == "agent_multi_step":
+        trace = agent.send(item["question"])
+        _raise_on_error(trace)
+    else:
+        if user is None:
+            raise ValueError("agent_multi_turn items need a user simulator")
+        said = user.start(item["question"])
+        trace = agent.trace
+        for _ in range(config.user_turns):
+            if FINISH in said.lower():
+                break
+            trace = agent.send(said)
+            _raise_on_error(trace)
+            said = user.reply(trace.final_answer or "")
+    calls = [call_text(m.tool_calls) for m in trace.messages if m.role == "assistant" and m.tool_calls]
+    verdict = checker.agent_check(env.state(), item["truth"])
+    process = 1.0 if verdict["valid"] else checker.process_accuracy(calls, item["mile_stone"])
+    detail = {"calls": calls[:40], "process": process}
+    if not verdict["valid"]:
+        detail["error"] = verdict["error"][:300]
+    return _result(category, item["id"], model, verdict, trace, engine, detail)
+
+
+# ---- aggregation and the report ------------------------------------------------------------------
+
+
+def category_scores(category: str, results: list[ItemResult]) -> dict[str, Any]:
+    """ACEBench's per-category figure: item accuracy; per conversation in normal multi-turn; agent
+    items add the process accuracy (1 for items solved end to end)."""
+    out: dict[str, Any] = {"total": len(results)}
+    if "normal_multi_turn" in category:
+        convs: dict[str, list[bool]] = {}
+        for r in results:
+            convs.setdefault(conversation(r.id), []).append(r.ok)
+        out["conversations"] = len(convs)
+        out["accuracy"] = sum(all(v) for v in convs.values()) / len(convs) if convs else 0.0
+        out["process_accuracy"] = sum(sum(v) / len(v) for v in convs.values()) / len(convs) if convs else 0.0
+    else:
+        out["accuracy"] = sum(r.ok for r in results) / len(results) if results else 0.0
+    if category in AGENT:
+        out["process_accuracy"] = (
+            sum(r.detail.get("process", float(r.ok)) for r in results) / len(results) if results else 0.0
+        )
+    if category not in AGENT and "normal_multi_turn" not in category:
+        held = [r for r in results if r.detail.get("held")]
+        out["held"] = len(held)
+        model_ok = sum(bool(r.detail.get("model_ok", r.ok)) and not r.error for r in results)
+        out["model_accuracy"] = model_ok / len(results) if results else 0.0
+    out["correct"] = sum(r.ok for r in results)
+    return out
+
+
+@dataclass
+class AceReport:
+    model: str
+    categories: dict[str, dict[str, Any]]
+    summary: dict[str, Any]
+    failures: dict[str, int]
+    not_run: dict[str, str] = field(default_factory=dict)
+    results: list[ItemResult] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        r4 = lambda x: round(x, 4) if isinstance(x, float) else x  # noqa: E731
+        return {
+            "suite": "acebench",
+            "model": self.model,
+            "overall": r4(self.summary["overall"]),
+            "overall_official": r4(self.summary["overall_official"]),
+            "groups": {k: r4(v) for k, v in self.summary["groups"].items()},
+            "categories": {c: {k: r4(v) for k, v in d.items()} for c, d in self.categories.items()},
+            "n": sum(v["total"] for v in self.categories.values()),
+            "failures": self.failures,
+            "not_run": self.not_run,
+        }
+
+
+def evaluate_acebench(
+    data_dir: Path,
+    root: Path | None,
+    categories: list[str],
+    model: str,
+    engine_for: Callable[[str, dict[str, Any]], Engine],
+    config: AceConfig = AceConfig(),
+    out: str | Path | None = None,
+    progress: Callable[[ItemResult], None] | None = None,
+    on_category: Callable[[str, int], None] | None = None,
+    run_config: dict[str, Any] | None = None,
+    user: UserSimulator | None = None,
+    seeds: dict[str, dict[str, Any]] | None = None,
+) -> AceReport:
+    """Run `categories` for one model. `engine_for(category, item)` gives the item's engine (the same
+    engine for a real model, a fresh oracle per item). Agent categories need the simulated APIs'
+    seeds (`seeds`, else read from the checkout `root`) and multi-turn a `user` (an LLM simulator
+    for a model, `ScriptedUser` for the oracle); without them they are listed under `not_run` with the reason, never scored."""
+    cache = ResultCache(out, "acebench", model, {"model": model, **(run_config or {}), **config.__dict__})
+    results: list[ItemResult] = []
+    per: dict[str, dict[str, Any]] = {}
+    not_run: dict[str, str] = {}
+    for category in categories:
+        if category in AGENT and seeds is None:
+            try:
+                seeds = load_seeds(root) if root else None
+            except (FileNotFoundError, SyntaxError) as e:
+                not_run[category] = str(e)
+                continue
+            if seeds is None:
+                not_run[category] = (
+                    "the simulated APIs' seed states are read from ACEBench's model_inference/ folder: "
+                    "pass the repository root as --data"
+                )
+                continue
+        if category == "agent_multi_turn" and user is None:
+            not_run[category] = (
+                "a model's multi-turn run needs a user simulator: pass --user-model http://HOST:PORT/v1#NAME"
+            )
+            continue
+        items = sample_items(load_category(data_dir, category), category, config.limit)
+        if on_category:
+            on_category(category, len(items))
+
+        def one(item: dict[str, Any], category: str = category, seeds: dict | None = seeds) -> ItemResult:
+            engine = engine_for(category, item)
+            if category in AGENT:
+                return run_agent(category, item, engine, model, config, seeds or {}, user)
+            return run_single(category, item, engine, model, config)
+
+        rs = run_items(((category, it["id"], it) for it in items), one, cache, "acebench", model, progress)
+        results.extend(rs)
+        per[category] = category_scores(category, rs)
+    summary = checker.aggregate({c: v["accuracy"] for c, v in per.items()})
+    return AceReport(model, per, summary, failure_counts(results), not_run, results)
