@@ -92,18 +92,16 @@ def test_concurrent_writers_lose_nothing(tmp_path):
     assert len(titles) == 16 and len(set(titles)) == 16
 
 
-def test_unwritable_folder_gives_clear_error_even_as_root(tmp_path, monkeypatch):
-    import tempfile
-
+def test_unwritable_folder_gives_clear_error_even_as_root(tmp_path):
     path = tmp_path / "calendar.ics"
     ics.save(CalendarState(), path)
     before = path.read_bytes()
-
-    def denied(*a, **k):
-        raise PermissionError(13, "Permission denied")
-
-    monkeypatch.setattr(tempfile, "mkstemp", denied)
-    with pytest.raises(ics.StoreError, match="cannot write to"):
-        with ics.transaction(path) as st:
-            create_event(st, title="x", start="2026-12-03T10:00")
+    tmp_path.chmod(0o555)  # root could write here; the missing write bits say it must not
+    try:
+        with pytest.raises(ics.StoreError, match="read-only|writable"):
+            with ics.transaction(path) as st:
+                create_event(st, title="x", start="2026-12-03T10:00")
+    finally:
+        tmp_path.chmod(0o755)
     assert path.read_bytes() == before
+    assert {p.name for p in tmp_path.iterdir()} <= {"calendar.ics", "calendar.ics.lock"}

@@ -215,7 +215,7 @@ def test_full_disk_keeps_previous_state(ws, monkeypatch):
     def no_space(*a, **k):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(atomic.os, "replace", no_space)
+    monkeypatch.setattr(atomic.os, "fsync", no_space)  # the bytes did not all reach the disk
     monkeypatch.setattr(mailbox.Maildir, "add", no_space)
     assert "disk is full" in err(ws.call("write_file", {"path": "Notes/new.txt", "text": "x"}))
     assert "disk is full" in err(ws.call("send_email", {"to": ["a@b.cc"], "subject": "s", "body": "b"}))

@@ -34,8 +34,9 @@ class Store(Protocol):
 
 
 def os_error(action: str, path: Path | str, e: OSError) -> StoreError:
-    """A one-line StoreError for an OSError, with the fix for the common causes."""
-    hint = {
+    """A one-line StoreError for an OSError, with the fix for the common causes (or the error's own
+    `hint`, which `botpsy.atomic` sets where the errno alone would mislead: a read-only file)."""
+    hint = getattr(e, "hint", None) or {
         errno.EROFS: "the workspace is on a read-only file system",
         errno.EACCES: "the workspace is not writable by this user",
         errno.EPERM: "the workspace is not writable by this user",
@@ -54,16 +55,17 @@ def atomic_write(path: Path, data: bytes) -> None:
         raise os_error(e.action, e.where, e) from None
 
 
-def copy_aside(path: Path) -> str:
-    """Copy a store that cannot be parsed to `NAME.corrupt-TIMESTAMP`; describe where it went."""
+def copy_aside(path: Path, tag: str = "corrupt") -> str:
+    """Copy a store to `NAME.TAG-TIMESTAMP` (one that cannot be parsed: `corrupt`; one a write is
+    about to re-encode: `before-reencode`); describe where it went."""
     path = Path(path)
-    backup = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+    backup = path.with_name(f"{path.name}.{tag}-{time.strftime('%Y%m%d-%H%M%S')}")
     try:
         if path.is_dir():
             return "it is a folder and was left in place"
         # Every failing call lands here: keep one copy per distinct broken content, not one per call.
         size = path.stat().st_size
-        for earlier in sorted(path.parent.glob(f"{glob.escape(path.name)}.corrupt-*"), reverse=True):
+        for earlier in sorted(path.parent.glob(f"{glob.escape(path.name)}.{tag}-*"), reverse=True):
             if earlier.stat().st_size == size and filecmp.cmp(earlier, path, shallow=False):
                 return f"a copy is at {earlier}"
         shutil.copy2(path, backup)

@@ -1,101 +1,94 @@
-"""Email's real store: a Maildir (read and written with the standard library's `mailbox`).
+"""Email's real store: a Maildir, read leniently and indexed, written with the standard library.
 
 Layout: the Maildir root is the inbox; other folders are Maildir++ subfolders (`.Sent`,
 `.Archive`, `.Trash`, and any the user's mail program made), matched case-insensitively to the
 suite's lower-case folder names. Other mail programs can share the folder.
 
+Reading: each message file is parsed by `mailparse` (never raises: a mail it cannot read is shown
+raw, so one hostile message cannot disable the suite) and cached by `mailindex` (a call parses
+only new or changed files). Only regular files are read: a FIFO in `cur/` cannot hang a call.
+
 Ids: a mail botpsy wrote carries its id in an `X-Botpsy-Id` header; any other mail gets
 `m` + 8 hex digits of a hash of its Message-ID (or, lacking one, its Maildir key), so ids are short
-for the model and stable across loads.
+for the model and stable across loads and moves.
 
-Writes: Maildir delivery is atomic per message (written in `tmp/`, then renamed). A move is
-"add to the new folder, then remove from the old", so a crash in between leaves a duplicate,
-never a lost mail. A file lock beside the Maildir serialises botpsy writers. Nothing here sends
-mail over the network: `send_email` files the message in Sent; handing it to an SMTP relay is a
-transport's job, outside the store.
+Writes: a new mail is delivered by `mailbox` (written in `tmp/`, then renamed). Reading flags and
+moves are renames of the message file, as mail programs do: its bytes and permission bits are
+kept (rewriting it, as this store once did for a flag, replaced even a read-only file and
+re-serialised what a stranger wrote). A message file without write bits is never deleted, and a
+folder without write bits gets no new files (see `botpsy.atomic.read_only_reason`). A file lock
+beside the Maildir serialises botpsy writers. Nothing here sends mail over the network:
+`send_email` files the message in Sent; handing it to an SMTP relay is a transport's job.
 """
 
 from __future__ import annotations
 
 import email
 import email.policy
-import hashlib
-import html
 import mailbox
-import re
+import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
-from email.header import decode_header, make_header
 from email.message import EmailMessage
-from email.utils import format_datetime, getaddresses, make_msgid, parsedate_to_datetime
+from email.utils import format_datetime, make_msgid
 from pathlib import Path
 
+from botpsy.atomic import read_only_reason, rename_noreplace
 from botpsy.stores.common import StoreError, file_lock, os_error, set_clock
+from botpsy.stores.mailindex import Item, MailIndex, signature
+from botpsy.stores.mailparse import DT, attachment_name, local_date, mail_id, unfold
 from botpsy.tools.mail import BASE_FOLDERS, EmailState, Mail
 
-DT = "%Y-%m-%dT%H:%M"
+
+@dataclass
+class _File:
+    """Where one message lives: folder name, folder path, `new`/`cur`, file name, Maildir key."""
+
+    folder: str
+    box: Path
+    sub: str
+    name: str
+    key: str
+
+    @property
+    def path(self) -> Path:
+        return self.box / self.sub / self.name
+
+    @property
+    def flags(self) -> str:
+        _, sep, info = self.name.partition(":")
+        return info[2:] if sep and info.startswith("2,") else ""
 
 
-def _unfold(text: str) -> str:
-    """One header line: RFC 5322 folding (CRLF + whitespace) and any stray CR/LF become one space.
-
-    A long Subject arrives folded over several lines; kept as it is, it reaches a reply's or a
-    forward's Subject, which the email package refuses to write ("may not contain linefeed").
-    """
-    return re.sub(r"[ \t]*[\r\n]+[ \t]*", " ", text).strip()
-
-
-def _header(msg: mailbox.MaildirMessage, name: str) -> str:
-    raw = msg.get(name)
-    if raw is None:
-        return ""
-    try:
-        return _unfold(str(make_header(decode_header(str(raw)))))
-    except (UnicodeError, LookupError, ValueError):
-        return _unfold(str(raw))
+def _folders(root: Path) -> dict[str, Path]:
+    found = {"inbox": root}
+    for entry in sorted(os.scandir(root), key=lambda e: e.name):
+        if len(entry.name) > 1 and entry.name.startswith(".") and entry.is_dir():
+            found.setdefault(entry.name[1:].casefold(), Path(entry.path))
+    return found
 
 
-def _addresses(msg: mailbox.MaildirMessage, name: str) -> list[str]:
-    values = msg.get_all(name) or []
-    return [addr.lower() for _, addr in getaddresses([_header_str(v) for v in values]) if addr]
-
-
-def _header_str(value: object) -> str:
-    try:
-        return _unfold(str(make_header(decode_header(str(value)))))
-    except (UnicodeError, LookupError, ValueError):
-        return _unfold(str(value))
-
-
-def _body(msg: mailbox.MaildirMessage) -> tuple[str, list[str]]:
-    """The first text/plain part (or text/html stripped of tags), and attachment file names."""
-    plain = html_text = None
-    attachments = []
-    for part in msg.walk():
-        if part.is_multipart():
-            continue
-        filename = part.get_filename()
-        if filename or part.get_content_disposition() == "attachment":
-            attachments.append(_header_str(filename or "attachment"))
-            continue
-        ctype = part.get_content_type()
-        if ctype not in ("text/plain", "text/html"):
-            continue
-        payload = part.get_payload(decode=True) or b""
-        charset = part.get_content_charset() or "utf-8"
+def _messages(folder: str, box: Path) -> Iterator[tuple[_File, os.stat_result]]:
+    seen = set()
+    for sub in ("new", "cur"):
         try:
-            text = payload.decode(charset, errors="replace")
-        except LookupError:
-            text = payload.decode("utf-8", errors="replace")
-        if ctype == "text/plain" and plain is None:
-            plain = text
-        elif ctype == "text/html" and html_text is None:
-            html_text = html.unescape(
-                re.sub(r"<[^>]+>", " ", re.sub(r"(?is)<(script|style).*?</\1>", "", text))
-            )
-    body = plain if plain is not None else (html_text or "")
-    return body.strip(), attachments
+            entries = sorted(os.scandir(box / sub), key=lambda e: e.name)
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # a folder another program left half made
+        for entry in entries:
+            key = entry.name.split(":")[0]
+            if entry.name.startswith(".") or key in seen:
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                seen.add(key)
+                yield _File(folder, box, sub, entry.name, key), st
 
 
 class MaildirStore:
@@ -103,109 +96,105 @@ class MaildirStore:
         self.root = Path(root)
         self.me, self.timeout, self.clock = me, timeout, clock
         self.lock_path = self.root.with_name(self.root.name + ".lock")
+        self.index = MailIndex(self.root.with_name(self.root.name + ".index"))
 
     # ---- load --------------------------------------------------------------------------------
-    def _open(self, create: bool) -> mailbox.Maildir | None:
+    def _check(self) -> bool:
+        """Whether there is a Maildir (False: none yet); StoreError if the folder is something else."""
         if not self.root.exists():
-            if not create:
-                return None
-            try:
-                return mailbox.Maildir(self.root, factory=None, create=True)
-            except OSError as e:
-                raise os_error("create the mail folder", self.root, e) from None
+            return False
         missing = [d for d in ("cur", "new", "tmp") if not (self.root / d).is_dir()]
         if missing:
             raise StoreError(
                 f"{self.root} is not a Maildir (missing {', '.join(missing)}/). It was left untouched; "
                 "point the workspace at a Maildir or move the folder away."
             )
-        return mailbox.Maildir(self.root, factory=None, create=False)
+        return True
 
-    def _folders(self, md: mailbox.Maildir) -> dict[str, mailbox.Maildir | None]:
-        found: dict[str, mailbox.Maildir | None] = {"inbox": md}
-        for name in md.list_folders():
-            found[name.casefold()] = md.get_folder(name)
-        for name in BASE_FOLDERS:
-            found.setdefault(name, None)
-        return found
-
-    def _load(self, md: mailbox.Maildir | None) -> tuple[EmailState, dict[str, tuple[str, str]]]:
+    def _load(self) -> tuple[EmailState, dict[str, _File]]:
         state = EmailState(me=self.me)
-        keys: dict[str, tuple[str, str]] = {}
-        if md is None:
-            return state, keys
-        folders = self._folders(md)
-        state.folders = sorted(folders, key=lambda f: (f not in BASE_FOLDERS, f))
-        for folder, box in folders.items():
-            if box is None:
-                continue
-            for key in sorted(box.iterkeys()):
-                try:
-                    msg = box.get_message(key)
-                except (OSError, KeyError):
-                    continue  # removed by another mail program while we listed it
-                mail_id = _header(msg, "X-Botpsy-Id")
-                if not mail_id:
-                    seed = _header(msg, "Message-ID") or f"{folder}/{key}"
-                    mail_id = "m" + hashlib.sha1(seed.encode()).hexdigest()[:8]
-                while mail_id in keys:
-                    mail_id += "x"
-                try:
-                    when = parsedate_to_datetime(_header(msg, "Date"))
-                    when = when.astimezone().replace(tzinfo=None) if when.tzinfo else when
-                except (TypeError, ValueError, IndexError):
-                    when = datetime.fromtimestamp(msg.get_date())
-                body, attachments = _body(msg)
-                senders = _addresses(msg, "From")
-                state.mails.append(
-                    Mail(
-                        id=mail_id,
-                        folder=folder,
-                        sender=senders[0] if senders else _header(msg, "From"),
-                        to=_addresses(msg, "To"),
-                        cc=_addresses(msg, "Cc"),
-                        subject=_header(msg, "Subject"),
-                        date=when.strftime(DT),
-                        body=body,
-                        read="S" in msg.get_flags(),
-                        attachments=attachments,
-                    )
+        files: dict[str, _File] = {}
+        if not self._check():
+            return state, files
+        try:
+            folders = _folders(self.root)
+            found = [(f, st) for name, box in folders.items() for f, st in _messages(name, box)]
+        except OSError as e:
+            raise os_error("read mail in", self.root, e) from None
+        state.folders = sorted(set(folders) | set(BASE_FOLDERS), key=lambda f: (f not in BASE_FOLDERS, f))
+        items = [
+            Item(f"{f.box.name if f.box != self.root else ''}/{f.key}", f.path, signature(st), st.st_mtime)
+            for f, st in found
+        ]
+        records = self.index.records(items)
+        for (f, st), item in zip(found, items, strict=True):
+            rec = records.get(item.key)
+            if rec is None:
+                continue  # removed by another mail program while we read
+            mid = mail_id(rec, f.key)
+            while mid in files:
+                mid += "x"
+            state.mails.append(
+                Mail(
+                    id=mid,
+                    folder=f.folder,
+                    sender=rec["sender"],
+                    to=rec["to"],
+                    cc=rec["cc"],
+                    subject=rec["subject"],
+                    date=local_date(rec["date"], st.st_mtime),
+                    body=rec["body"],
+                    read="S" in f.flags,
+                    attachments=rec["attachments"],
                 )
-                keys[mail_id] = (folder, key)
-        return state, keys
+            )
+            files[mid] = f
+        return state, files
 
     # ---- save --------------------------------------------------------------------------------
-    def _box(self, md: mailbox.Maildir, folder: str) -> mailbox.Maildir:
+    def _box(self, md: mailbox.Maildir, folder: str) -> tuple[mailbox.Maildir, Path]:
+        """The folder (made if missing) and its path."""
         if folder == "inbox":
-            return md
+            return md, self.root
         for name in md.list_folders():
             if name.casefold() == folder:
-                return md.get_folder(name)
-        return md.add_folder(folder.capitalize())
+                return md.get_folder(name), self.root / f".{name}"
+        name = folder.capitalize()
+        return md.add_folder(name), self.root / f".{name}"
 
-    def _compose(self, mail: Mail, source: mailbox.MaildirMessage | None) -> mailbox.MaildirMessage:
+    def _writable(self, folder: Path, *subs: str) -> None:
+        for sub in subs:
+            where = folder / sub
+            reason = read_only_reason(os.stat(where), where)
+            if reason is not None:
+                raise StoreError(
+                    f"cannot save mail to {where}: the folder {reason.removeprefix('it ')}; make it "
+                    "writable (chmod u+w) if botpsy may change it; nothing was changed"
+                )
+
+    def _compose(self, mail: Mail, source: email.message.Message | None) -> mailbox.MaildirMessage:
         msg = EmailMessage(policy=email.policy.SMTP)
         # Header values come from mail on disk and from the model: one line each, whatever came.
-        msg["From"] = _unfold(mail.sender)
-        msg["To"] = _unfold(", ".join(mail.to))
+        msg["From"] = unfold(mail.sender)
+        msg["To"] = unfold(", ".join(mail.to))
         if mail.cc:
-            msg["Cc"] = _unfold(", ".join(mail.cc))
-        msg["Subject"] = _unfold(mail.subject)
+            msg["Cc"] = unfold(", ".join(mail.cc))
+        msg["Subject"] = unfold(mail.subject)
         msg["Date"] = format_datetime(datetime.strptime(mail.date, DT).astimezone())
         msg["Message-ID"] = make_msgid(domain="botpsy.local")
         msg["X-Botpsy-Id"] = mail.id
         msg.set_content(mail.body)
         if source is not None:  # a forward: carry the original's attachments along
             for part in source.walk():
-                if not part.is_multipart() and (
-                    part.get_filename() or part.get_content_disposition() == "attachment"
-                ):
+                name = None if part.is_multipart() else attachment_name(part)
+                if name is not None:
                     maintype, _, subtype = part.get_content_type().partition("/")
+                    payload = part.get_payload(decode=True)
                     msg.add_attachment(
-                        part.get_payload(decode=True) or b"",
+                        payload if isinstance(payload, bytes) else b"",
                         maintype=maintype,
                         subtype=subtype,
-                        filename=_header_str(part.get_filename() or "attachment"),
+                        filename=name,
                     )
         out = mailbox.MaildirMessage(email.message_from_bytes(msg.as_bytes()))
         out.set_subdir("cur")
@@ -213,48 +202,65 @@ class MaildirStore:
             out.add_flag("S")
         return out
 
+    def _relocate(self, f: _File, box: Path, read: bool) -> None:
+        """Move and/or flag a message by renaming its file: bytes and mode are kept."""
+        flags = set(f.flags)
+        flags.discard("S")
+        if read:
+            flags.add("S")
+        sub = "cur" if flags or f.sub == "cur" else "new"
+        name = f.key + (":2," + "".join(sorted(flags)) if sub == "cur" else "")
+        if box != f.box:
+            self._writable(box, sub)
+            self._writable(f.box, f.sub)
+        src = os.open(f.box / f.sub, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            dst = os.open(box / sub, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                if (box, sub, name) != (f.box, f.sub, f.name):
+                    rename_noreplace(src, f.name, dst, name)
+            finally:
+                os.close(dst)
+        finally:
+            os.close(src)
+
+    def _remove(self, f: _File) -> None:
+        self._writable(f.box, f.sub)
+        reason = read_only_reason(os.stat(f.path, follow_symlinks=False), f.path)
+        if reason is not None:
+            raise StoreError(
+                f"cannot delete {f.path}: {reason}; make it writable (chmod u+w) if botpsy may delete "
+                "it; nothing was deleted"
+            )
+        f.path.unlink()
+
     def _save(
-        self, md: mailbox.Maildir, before: EmailState, after: EmailState, keys: dict[str, tuple[str, str]]
+        self, md: mailbox.Maildir, before: EmailState, after: EmailState, files: dict[str, _File]
     ) -> None:
         old = {m.id: m for m in before.mails}
         new = {m.id: m for m in after.mails}
         for folder in after.folders:
             if folder not in before.folders:
                 self._box(md, folder)
-        for mail_id, mail in new.items():
-            prev = old.get(mail_id)
+        for mid, mail in new.items():
+            prev = old.get(mid)
             if prev is None:
                 source = None
-                if mail.forwarded_from in keys:
-                    folder, key = keys[mail.forwarded_from]
-                    source = self._box(md, folder).get_message(key)
-                self._box(md, mail.folder).add(self._compose(mail, source))
+                if mail.forwarded_from in files:
+                    source = email.message_from_bytes(files[mail.forwarded_from].path.read_bytes())
+                box, where = self._box(md, mail.folder)
+                self._writable(where, "tmp", "cur")
+                box.add(self._compose(mail, source))
             elif prev.folder != mail.folder or prev.read != mail.read:
-                folder, key = keys[mail_id]
-                box = self._box(md, folder)
-                msg = box.get_message(key)
-                if mail.read:
-                    msg.add_flag("S")
-                else:
-                    msg.remove_flag("S")
-                if prev.folder != mail.folder:
-                    if "X-Botpsy-Id" not in msg:  # keep the id stable when the Maildir key changes
-                        msg["X-Botpsy-Id"] = mail_id
-                    if msg.get_subdir() == "new" and mail.read:
-                        msg.set_subdir("cur")
-                    self._box(md, mail.folder).add(msg)
-                    box.remove(key)
-                else:
-                    box[key] = msg
-        for mail_id in old.keys() - new.keys():
-            folder, key = keys[mail_id]
-            self._box(md, folder).remove(key)
+                self._relocate(files[mid], self._box(md, mail.folder)[1], mail.read)
+        for mid in old.keys() - new.keys():
+            self._remove(files[mid])
 
     # ---- the interface -----------------------------------------------------------------------
     @contextmanager
     def transaction(self, write: bool = False) -> Iterator[EmailState]:
         if not write:
-            state, _ = self._load(self._open(create=False))
+            state, _ = self._load()
             yield set_clock(state, self.clock() if self.clock else None)
             return
         if not self.root.parent.exists():
@@ -263,14 +269,14 @@ class MaildirStore:
             except OSError as e:
                 raise os_error("create", self.root.parent, e) from None
         with file_lock(self.lock_path, self.root, self.timeout):
-            md = self._open(create=False)
-            state, keys = self._load(md)
+            state, files = self._load()
             before = state.model_copy(deep=True)
             set_clock(state, self.clock() if self.clock else None)
             yield state
             if state.canonical() != before.canonical():
                 try:
-                    self._save(md or self._open(create=True), before, state, keys)
+                    md = mailbox.Maildir(self.root, factory=None, create=True)
+                    self._save(md, before, state, files)
                 except OSError as e:
                     raise os_error("save mail to", self.root, e) from None
 
