@@ -34,6 +34,7 @@ import argparse
 import hashlib
 import json
 import random
+import shlex
 import sys
 from collections import Counter
 from dataclasses import asdict, dataclass, replace
@@ -254,7 +255,7 @@ def build(args: argparse.Namespace, log=print) -> dict:
     index, suites = eval_index(args.acebench, args.bfcl, args.tau2, n=args.ngram, threshold=args.threshold)
     log("evaluation requests: " + ", ".join(f"{k} {v['requests']}" for k, v in suites.items()))
     manifest: dict = {
-        "command": " ".join(sys.argv) if sys.argv and sys.argv[0].endswith("public_mix.py") else None,
+        "command": getattr(args, "command", None),
         "check_only": args.check_only,
         "seed": args.seed,
         "decontamination": {"ngram": args.ngram, "jaccard_threshold": args.threshold, "suites": suites},
@@ -335,6 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     if a.sample < 0 or a.ngram < 1:
         p.error("--sample must be >= 0 and --ngram >= 1")
+    a.command = "python -m botpsy.data.public_mix " + shlex.join(sys.argv[1:] if argv is None else argv)
     try:
         build(a)
     except ValueError as e:
