@@ -68,6 +68,10 @@ def copy_aside(path: Path, tag: str = "corrupt") -> str:
         for earlier in sorted(path.parent.glob(f"{glob.escape(path.name)}.{tag}-*"), reverse=True):
             if earlier.stat().st_size == size and filecmp.cmp(earlier, path, shallow=False):
                 return f"a copy is at {earlier}"
+        n = 1
+        while backup.exists():  # two copies in one second: never replace the earlier one
+            n += 1
+            backup = backup.with_name(f"{path.name}.{tag}-{time.strftime('%Y%m%d-%H%M%S')}-{n}")
         shutil.copy2(path, backup)
         return f"a copy is at {backup}"
     except OSError:

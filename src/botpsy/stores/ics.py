@@ -10,9 +10,12 @@ Guarantees, because this file is the user's calendar and other programs wrote mo
   and a changed time is written back in the event's own zone. An untouched time is never rewritten;
 * a file that cannot be parsed is never overwritten: it is copied aside as `NAME.corrupt-TIMESTAMP`
   and `StoreError` names both paths;
-* writes go to a temporary file in the same folder, are fsynced, then `os.replace`d over the
-  original (keeping its permission bits), so a crash or a full disk leaves either the old or the
-  new calendar, never half;
+* the file is read as bytes (`icsraw`): Latin-1 text and UTF-8 characters split by line folding
+  are read correctly, and a write re-serialises only the events that changed — every other byte
+  stays as it was; when a changed event's text was Latin-1, the old file is copied aside first;
+* writes go to a temporary file in the same folder, are fsynced, then renamed over the original
+  (keeping its permission bits; a read-only file is refused, `botpsy.atomic`), so a crash or a
+  full disk leaves either the old or the new calendar, never half;
 * a `filelock` around load-modify-save keeps two botpsy processes from losing each other's edits.
 
 Event ids are the UIDs. A UID seen twice (a recurring event's overrides share their series' UID)
@@ -32,6 +35,7 @@ from pathlib import Path
 import icalendar
 from filelock import FileLock, Timeout
 
+from botpsy.stores import icsraw
 from botpsy.stores.common import StoreError, atomic_write, copy_aside, os_error
 from botpsy.tools.calendar import DT_FORMAT, CalendarState, Event
 
@@ -45,6 +49,9 @@ class _Loaded:
     origin: dict[str, tuple[Event, icalendar.Component]] = field(
         default_factory=dict
     )  # id → (as loaded, VEVENT)
+    source: icsraw.Source | None = None  # the file's bytes, for writing back only what changed
+    vevents: list = field(default_factory=list)  # every VEVENT as loaded, in file order
+    snapshots: list[bytes] | None = None  # their to_ical() at load (write transactions only)
 
     @classmethod
     def empty(cls) -> _Loaded:
@@ -110,7 +117,9 @@ def _unique_id(comp: icalendar.Component, taken: set[str]) -> str:
     return eid
 
 
-def _read(path: Path) -> _Loaded:
+def _read(path: Path, snapshot: bool = False) -> _Loaded:
+    """The parsed file; `snapshot` records each VEVENT's serialisation, so a write can tell which
+    events changed and keep the others' bytes."""
     path = Path(path)
     if not path.exists():
         return _Loaded.empty()
@@ -118,8 +127,11 @@ def _read(path: Path) -> _Loaded:
         raw = path.read_bytes()
         if not raw.strip():  # an empty file is an empty calendar, not a broken one
             return _Loaded.empty()
-        cal = icalendar.Calendar.from_ical(raw)
-        loaded = _Loaded(cal, CalendarState())
+        source = icsraw.read(raw)  # decoded line by line: Latin-1 and split UTF-8 survive
+        cal = icalendar.Calendar.from_ical(source.text)
+        loaded = _Loaded(cal, CalendarState(), source=source, vevents=list(cal.walk("VEVENT")))
+        if snapshot:
+            loaded.snapshots = [c.to_ical() for c in loaded.vevents]
         for comp in cal.walk("VEVENT"):
             if "DTSTART" not in comp:  # allowed with METHOD (an invitation); kept, not shown
                 continue
@@ -288,18 +300,44 @@ def dumps(state: CalendarState) -> bytes:
     return _merge(_Loaded.empty(), state).to_ical()
 
 
+def _encode(loaded: _Loaded, state: CalendarState, path: Path) -> bytes:
+    """The new file: the old bytes with only changed events re-serialised (`icsraw.splice`).
+
+    When a changed event held Latin-1 text (now written as UTF-8), or the whole file must be
+    re-serialised while some of it was Latin-1, the old file is copied aside first
+    (`NAME.before-reencode-TIMESTAMP`): decoding a legacy file is a guess, and a guess must not
+    cost the user their text.
+    """
+    cal = _merge(loaded, state)
+    src = loaded.source
+    spliced = None
+    if src is not None and loaded.snapshots is not None:
+        spliced = icsraw.splice(src, loaded.vevents, loaded.snapshots, list(cal.walk("VEVENT")))
+    if spliced is not None:
+        data, reencodes = spliced
+    else:
+        data, reencodes = cal.to_ical(), src is not None and src.any_latin1
+    if reencodes and "no backup" in copy_aside(path, "before-reencode"):
+        raise StoreError(
+            f"cannot write {path}: the change re-encodes text that was not UTF-8, and no backup of "
+            "the file could be written first; free some space or make the folder writable; "
+            "nothing was changed"
+        )
+    return data
+
+
 def _write(loaded: _Loaded, state: CalendarState, path: Path) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise os_error("write to", path.parent, e) from None
-    atomic_write(path, _merge(loaded, state).to_ical())
+    atomic_write(path, _encode(loaded, state, path))
 
 
 def save(state: CalendarState, path: Path) -> None:
     """Make the file hold `state`'s events, matched by id, keeping everything else in it."""
     path = Path(path)
-    _write(_read(path), state, path)
+    _write(_read(path, snapshot=True), state, path)
 
 
 @contextmanager
@@ -314,7 +352,7 @@ def transaction(path: Path, timeout: float = 10.0):
     except OSError as e:
         raise StoreError(f"cannot lock {path}: {e.strerror}; is the workspace writable?") from None
     try:
-        loaded = _read(path)
+        loaded = _read(path, snapshot=True)
         before = loaded.state.model_dump()
         yield loaded.state
         if loaded.state.model_dump() != before:
