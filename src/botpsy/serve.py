@@ -6,8 +6,12 @@ must stay small and one llama.cpp context serves one request at a time anyway (a
 them; llama.cpp's prefix cache then reuses whatever the previous request shared with this one).
 
 Endpoints: `GET /v1/models`, `GET /health`, `POST /v1/chat/completions` with `messages`, optional
-`tools`, `max_tokens`, `temperature`, `stream`. Tool calls come back in OpenAI's shape
-(`choices[0].message.tool_calls`, `finish_reason: "tool_calls"`).
+`tools`, `tool_choice`, `parallel_tool_calls`, `response_format`, `stop`, `n` (1), `max_tokens`,
+`temperature`, `stream`, `stream_options`. Tool calls come back in OpenAI's shape
+(`choices[0].message.tool_calls`, `finish_reason: "tool_calls"`). Every option is enforced or
+refused with a 400 (`serve_options`); the completion itself is `serve_chat`'s. A client that
+disconnects stops its generation within `GONE_POLL_S` of a token, so an abandoned request does
+not hold the engine from the next one.
 
 Under abuse (`ServeConfig` holds the knobs):
 * a body over `max_body_bytes` is a 413, refused from its Content-Length before a byte of it is
@@ -40,6 +44,7 @@ import hmac
 import ipaddress
 import json
 import os
+import select
 import socket
 import threading
 import time
@@ -50,12 +55,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from botpsy.engine.base import EngineError
+from botpsy.serve_chat import ChatService, ClientGone, Prepared
 from botpsy.serve_limits import CappedServer
-from botpsy.serve_request import BadRequest, ChatRequest, parse_body
+from botpsy.serve_request import BadRequest
 
 __all__ = ["BadRequest", "ChatService", "ServeConfig", "make_handler", "make_server"]
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+GONE_POLL_S = 0.05  # how often a generating request checks that its client is still connected
 
 
 @dataclass(frozen=True)
@@ -97,10 +104,6 @@ class ServeConfig:
         return cls(api_key=key, allowed_hosts=tuple(h.strip().lower() for h in allowed_hosts), **kw)
 
 
-class _ClientGone(Exception):
-    """The client stopped reading a stream; generation is abandoned to free the engine."""
-
-
 def _host_name(value: str) -> str:
     """'Example.com:8080' → 'example.com'; '[::1]:8080' → '::1'."""
     value = value.strip().lower()
@@ -115,76 +118,6 @@ def _is_ip(name: str) -> bool:
         return True
     except ValueError:
         return False
-
-
-class ChatService:
-    def __init__(self, engine, model_name: str | None = None):
-        self.engine = engine
-        self.model_name = model_name or engine.name
-        self.lock = threading.Lock()
-
-    def prepare(self, body: bytes | dict[str, Any]) -> tuple[ChatRequest, list[int]]:
-        """Check, render and tokenize; every problem with the request is a BadRequest."""
-        req = (
-            parse_body(body)
-            if isinstance(body, (bytes, bytearray))
-            else parse_body(json.dumps(body).encode())
-        )
-        fmt = self.engine.chat_format
-        try:
-            prompt = fmt.render(
-                req.messages, req.tools or None, add_generation_prompt=True, thinking=self.engine.thinking
-            )
-        except (ValueError, TypeError, KeyError, RecursionError) as e:
-            raise BadRequest(f"these messages cannot be rendered: {e}") from None
-        with self.lock:
-            ids = self.engine.tokenize(prompt)
-        n_ctx = self.engine.n_ctx
-        if n_ctx is not None and len(ids) > n_ctx - 8:
-            raise BadRequest(
-                f"the conversation ({len(ids)} tokens) does not fit the context window ({n_ctx}); "
-                "shorten it or restart the server with a larger --n-ctx"
-            )
-        return req, ids
-
-    def complete(self, body: bytes | dict[str, Any], on_text=None) -> dict[str, Any]:
-        return self.generate(*self.prepare(body), on_text=on_text)
-
-    def generate(self, req: ChatRequest, ids: list[int], on_text=None) -> dict[str, Any]:
-        fmt = self.engine.chat_format
-        with self.lock:
-            gen = self.engine.generate(ids, req.max_tokens, req.temperature, on_text=on_text)
-        schemas = {t["function"]["name"]: t["function"].get("parameters", {}) for t in req.tools}
-        parsed = fmt.parse(gen.text, schemas if req.tools else None, thinking=self.engine.thinking)
-        message: dict[str, Any] = {"role": "assistant", "content": parsed.content}
-        if parsed.reasoning:
-            message["reasoning_content"] = parsed.reasoning
-        if parsed.calls:
-            message["tool_calls"] = [
-                {
-                    "id": f"call_{uuid.uuid4().hex[:12]}",
-                    "type": "function",
-                    "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)},
-                }
-                for c in parsed.calls
-            ]
-        if parsed.errors and not parsed.calls and not parsed.content:
-            message["content"] = gen.text  # let the client see what the model said
-        finish = "tool_calls" if parsed.calls else ("length" if gen.stop == "length" else "stop")
-        t = gen.timing
-        return {
-            "id": f"chatcmpl-{uuid.uuid4().hex[:16]}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": self.model_name,
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": {
-                "prompt_tokens": t.prompt_tokens + t.cached_tokens,
-                "completion_tokens": t.generated_tokens,
-                "total_tokens": t.prompt_tokens + t.cached_tokens + t.generated_tokens,
-                "prompt_tokens_details": {"cached_tokens": t.cached_tokens},
-            },
-        }
 
 
 ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error"}
@@ -347,15 +280,15 @@ def make_handler(service: ChatService, config: ServeConfig | None = None, bound_
             if self.path.split("?", 1)[0].rstrip("/") != "/v1/chat/completions":
                 return self._error(404, f"no route {self.path[:200]}")
             try:
-                req, ids = service.prepare(data)
-                if req.stream:
-                    return self._stream(req, ids)
-                self._json(200, service.generate(req, ids))
+                prep = service.prepare(data)
+                if prep.req.stream:
+                    return self._stream(prep)
+                self._json(200, service.generate(prep, client_gone=self._client_gone()))
             except BadRequest as e:
                 self._error(400, str(e))
             except EngineError as e:
                 self._error(503, f"the model could not answer: {e}")
-            except (_ClientGone, ConnectionError, TimeoutError):
+            except (ClientGone, ConnectionError, TimeoutError):
                 self.close_connection = True
             except Exception as e:  # keep serving whatever happens to one request
                 self._error(500, f"{type(e).__name__}: {e}")
@@ -370,7 +303,32 @@ def make_handler(service: ChatService, config: ServeConfig | None = None, bound_
             self.close_connection = True
             self._error(405, f"{self.command} is not supported; use GET or POST", {"Allow": "GET, POST"})
 
-        def _stream(self, req: ChatRequest, ids: list[int]) -> None:
+        def _client_gone(self):
+            """A check, cheap enough to call between tokens, that the client closed its side.
+
+            A readable socket that reads nothing (EOF) or fails is a client that left; data
+            waiting is a pipelined request, not a departure. The socket is polled at most every
+            `GONE_POLL_S`. A client that half-closes (shuts its writing side down) while it still
+            waits for the answer counts as gone: HTTP clients do not do that.
+            """
+            sock, state = self.connection, {"next": 0.0, "gone": False}
+
+            def gone() -> bool:
+                now = time.monotonic()
+                if state["gone"] or now < state["next"]:
+                    return state["gone"]
+                state["next"] = now + GONE_POLL_S
+                try:
+                    readable, _, _ = select.select([sock], [], [], 0)
+                    if readable and not sock.recv(1, socket.MSG_PEEK):
+                        state["gone"] = True
+                except (OSError, ValueError):
+                    state["gone"] = True
+                return state["gone"]
+
+            return gone
+
+        def _stream(self, prep: Prepared) -> None:
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Cache-Control", "no-cache")
@@ -378,30 +336,38 @@ def make_handler(service: ChatService, config: ServeConfig | None = None, bound_
             self.end_headers()
             self.close_connection = True
             cid = f"chatcmpl-{uuid.uuid4().hex[:16]}"
+            usage_too = prep.req.options.include_usage
 
             def write(data: bytes) -> None:
                 try:
                     self.wfile.write(data)
                     self.wfile.flush()
                 except OSError as e:  # a client that left or stopped reading: stop generating for it
-                    raise _ClientGone() from e
+                    raise ClientGone() from e
 
-            def send(delta: dict[str, Any], finish: str | None = None) -> None:
-                chunk = {
+            def send(delta: dict[str, Any] | None, finish: str | None = None, usage=None) -> None:
+                chunk: dict[str, Any] = {
                     "id": cid,
                     "object": "chat.completion.chunk",
                     "created": int(time.time()),
                     "model": service.model_name,
-                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+                    "choices": []
+                    if delta is None
+                    else [{"index": 0, "delta": delta, "finish_reason": finish}],
                 }
+                if usage_too:  # OpenAI: null on every chunk but the last one, which has no choices
+                    chunk["usage"] = usage
                 write(f"data: {json.dumps(chunk)}\n\n".encode())
 
             send({"role": "assistant"})
             # Reasoning streams token by token; the answer and any tool calls follow in one final
             # delta once parsed, so a client never sees half a <tool_call> as content.
             seen = {"text": "", "reasoning_sent": 0}
+            thinking = service.engine.thinking
 
             def on_text(piece: str) -> None:
+                if not thinking:
+                    return  # the prompt closed the think block: everything is the answer
                 seen["text"] += piece
                 head = seen["text"].split("</think>", 1)[0]
                 safe = len(head) if "</think>" in seen["text"] else max(len(head) - len("</think>"), 0)
@@ -410,19 +376,27 @@ def make_handler(service: ChatService, config: ServeConfig | None = None, bound_
                     seen["reasoning_sent"] = safe
 
             try:
-                result = service.generate(req, ids, on_text=on_text)
-            except _ClientGone:
+                result = service.generate(prep, on_text=on_text, client_gone=self._client_gone())
+            except ClientGone:
                 return
             except Exception as e:  # headers are out: the error can only travel in the stream
                 kind = "server_error" if not isinstance(e, EngineError) else "engine_error"
                 write(f"data: {json.dumps({'error': {'message': str(e), 'type': kind}})}\n\n".encode())
                 write(b"data: [DONE]\n\n")
                 return
-            msg = result["choices"][0]["message"]
+            if thinking and "</think>" not in seen["text"]:
+                # Reasoning cut by max_tokens: what the end-tag guard held back is still reasoning.
+                rest = seen["text"][seen["reasoning_sent"] :]
+                if rest:
+                    send({"reasoning_content": rest})
+            choice = result["choices"][0]
+            msg = choice["message"]
             final: dict[str, Any] = {"content": msg.get("content", "")}
             if "tool_calls" in msg:
                 final["tool_calls"] = [{**c, "index": i} for i, c in enumerate(msg["tool_calls"])]
-            send(final, result["choices"][0]["finish_reason"])
+            send(final, choice["finish_reason"])
+            if usage_too:
+                send(None, usage=result["usage"])
             write(b"data: [DONE]\n\n")
 
     class Busy(Handler):

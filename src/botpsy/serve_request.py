@@ -17,14 +17,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from botpsy.protocol.messages import Message, ToolCall
+from botpsy.serve_errors import BadRequest
+from botpsy.serve_errors import kind_of as _kind
+from botpsy.serve_options import Options, parse_options
+from botpsy.serve_schema import check_function
+
+__all__ = ["BadRequest", "ChatRequest", "Options", "parse_body", "parse_request"]
 
 ROLES = ("system", "user", "assistant", "tool")
 MAX_TOKENS_CAP = 1 << 20  # far above any context window: larger is a client bug, not a request
 DEFAULT_MAX_TOKENS = 512
-
-
-class BadRequest(Exception):
-    """A request the client must fix; the message names the field and what it should be."""
 
 
 @dataclass(frozen=True)
@@ -34,21 +36,7 @@ class ChatRequest:
     max_tokens: int
     temperature: float
     stream: bool
-
-
-def _kind(value: Any) -> str:
-    """The JSON name of a value's type, for error messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    return "an object"
+    options: Options = Options()
 
 
 def _text(value: Any, where: str, optional: bool = False) -> str | None:
@@ -129,19 +117,19 @@ def parse_messages(raw: Any) -> list[Message]:
 
 
 def parse_tools(raw: Any) -> list[dict[str, Any]]:
+    """The client's tools, each schema checked (`serve_schema`); names must be distinct."""
     if raw is None:
         return []
     if not isinstance(raw, list):
         raise BadRequest(f"'tools' must be a list, got {_kind(raw)}")
+    seen: set[str] = set()
     for i, t in enumerate(raw):
-        fn = t.get("function") if isinstance(t, dict) else None
-        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
-            raise BadRequest(f"tools[{i}] must be {{'type': 'function', 'function': {{'name': …}}}}")
-        if t.get("type", "function") != "function":
-            raise BadRequest(f"tools[{i}].type must be 'function', got {t.get('type')!r}"[:300])
-        if not isinstance(fn.get("parameters", {}), dict):
-            raise BadRequest(f"tools[{i}].function.parameters must be a JSON schema object")
-        _text(fn.get("description"), f"tools[{i}].function.description", optional=True)
+        name = check_function(t, i)
+        if name in seen:
+            raise BadRequest(
+                f"tools[{i}].function.name {name!r} is used by an earlier tool; names must differ"
+            )
+        seen.add(name)
     return raw
 
 
@@ -178,12 +166,14 @@ def parse_request(body: Any) -> ChatRequest:
         stream = False
     if not isinstance(stream, bool):
         raise BadRequest(f"stream must be true or false, got {_kind(stream)}")
+    tools = parse_tools(body.get("tools"))
     return ChatRequest(
         messages=parse_messages(body.get("messages")),
-        tools=parse_tools(body.get("tools")),
+        tools=tools,
         max_tokens=_max_tokens(body),
         temperature=_temperature(body),
         stream=stream,
+        options=parse_options(body, [t["function"]["name"] for t in tools], stream),
     )
 
 

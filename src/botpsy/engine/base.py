@@ -27,7 +27,7 @@ class EngineError(Exception):
 class Generation:
     ids: list[int]  # generated ids, ending with the end-of-turn id (appended if the cap was hit)
     text: str  # the generated text without the end-of-turn marker
-    stop: str  # "eos" or "length"
+    stop: str  # "eos", "length", or "stopped" (the caller's should_stop, where a backend takes one)
     timing: StepTiming = field(default_factory=StepTiming)
 
 

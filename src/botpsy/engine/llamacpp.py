@@ -278,7 +278,10 @@ class LlamaCppEngine(EngineBase):
         temperature: float = 0.0,
         on_text: Callable[[str], None] | None = None,
         grammar=None,
+        should_stop: Callable[[], bool] | None = None,
     ) -> Generation:
+        """`should_stop`, asked after every token (after `on_text`), ends generation early with
+        stop "stopped": `serve` uses it for stop strings and for a client that left."""
         room = self.n_ctx - len(prompt_ids)
         if room <= 8:
             raise EngineError(
@@ -324,6 +327,9 @@ class LlamaCppEngine(EngineBase):
                 on_text(piece.decode("utf-8", errors="ignore"))
             if self.turn_end.reached(out, self.detokenize):
                 stop = "eos"
+                break
+            if should_stop is not None and should_stop():
+                stop = "stopped"
                 break
             if len(out) >= max_tokens:
                 break

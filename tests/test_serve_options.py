@@ -1,0 +1,276 @@
+"""`botpsy serve` keeps the OpenAI options it accepts and refuses the rest (issue 36, item 8).
+
+Before: `tool_choice` "none" / "required" / a named function, `n`, `response_format`, `stop` and
+`stream_options.include_usage` were ignored with an HTTP 200, and reasoning cut by `max_tokens`
+came back as the answer. Each test here failed then. Scripted engines stand in for the model
+(fast); what only a real grammar can show runs on llama.cpp in `test_serve_llamacpp.py`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from botpsy.engine.base import Generation
+from botpsy.engine.oracle import ScriptedEngine
+from botpsy.protocol.messages import StepTiming
+from botpsy.serve import make_server
+from botpsy.serve_grammar import ROOT, answer_gbnf
+from botpsy.serve_options import Options
+from test_engine_grammar import GbnfMatcher
+
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Weather for a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+            "required": ["city"],
+        },
+    },
+}
+TIME = {
+    "type": "function",
+    "function": {
+        "name": "get_time",
+        "description": "The time in a city.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    },
+}
+CALL = (
+    "I should look it up.\n</think>\n\nLet me check.\n\n<tool_call>\n<function=get_weather>\n"
+    "<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"
+)
+USER = [{"role": "user", "content": "Weather in Paris?"}]
+
+
+class CappedEngine(ScriptedEngine):
+    """A scripted engine whose replies all end at the token cap (stop "length")."""
+
+    def generate(self, prompt_ids, max_tokens=512, temperature=0.0, on_text=None):
+        gen = super().generate(prompt_ids, max_tokens, temperature, on_text)
+        return Generation(gen.ids, gen.text, "length", StepTiming(generated_tokens=max_tokens))
+
+
+class GrammarEngine(ScriptedEngine):
+    """A scripted engine that takes a grammar (as llama.cpp's does) and records it."""
+
+    def __init__(self, texts, thinking=True):
+        super().__init__(texts)
+        self.thinking = thinking
+        self.grammars = []
+
+    def generate(self, prompt_ids, max_tokens=512, temperature=0.0, on_text=None, grammar=None):
+        self.grammars.append(grammar)
+        return super().generate(prompt_ids, max_tokens, temperature, on_text)
+
+
+@pytest.fixture
+def serve():
+    servers = []
+
+    def start(engine):
+        srv = make_server(engine, "127.0.0.1", 0)
+        threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+        servers.append(srv)
+        return f"http://127.0.0.1:{srv.server_port}/v1"
+
+    yield start
+    for srv in servers:
+        srv.shutdown()
+        srv.server_close()
+
+
+def post(base, body):
+    import urllib.error
+    import urllib.request
+
+    req = urllib.request.Request(
+        base + "/chat/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def events(text):
+    return [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: {")]
+
+
+# ---- tool_choice ---------------------------------------------------------------------------------
+
+
+def test_tool_choice_none_shows_no_tools_and_returns_no_call(serve):
+    engine = ScriptedEngine([CALL])
+    code, text = post(serve(engine), {"messages": USER, "tools": [WEATHER], "tool_choice": "none"})
+    choice = json.loads(text)["choices"][0]
+    assert code == 200 and "tool_calls" not in choice["message"]
+    assert choice["message"]["content"] == "Let me check." and choice["finish_reason"] == "stop"
+    assert "<tools>" not in engine.prompts[0] and "get_weather" not in engine.prompts[0]
+
+
+@pytest.mark.parametrize("choice", ["required", {"type": "function", "function": {"name": "get_weather"}}])
+def test_forcing_a_call_on_a_backend_without_grammars_is_a_400(serve, choice):
+    code, text = post(
+        serve(ScriptedEngine([CALL])), {"messages": USER, "tools": [WEATHER], "tool_choice": choice}
+    )
+    assert code == 400 and "grammar" in json.loads(text)["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    "body,msg",
+    [
+        ({"tool_choice": "required"}, "needs at least one entry in 'tools'"),
+        (
+            {"tools": [WEATHER], "tool_choice": {"type": "function", "function": {"name": "nope"}}},
+            "does not hold",
+        ),
+        ({"tools": [WEATHER], "tool_choice": "sometimes"}, "tool_choice must be"),
+        ({"n": 2}, "only n=1 is supported"),
+        ({"n": "2"}, "n must be an integer"),
+        ({"stop": ["a", "b", "c", "d", "e"]}, "stop must be"),
+        ({"stop": [""]}, "stop must be"),
+        ({"stream_options": {"include_usage": True}}, "only allowed with stream: true"),
+        ({"stream": True, "stream_options": {"include_usage": "yes"}}, "include_usage must be true or false"),
+        ({"response_format": {"type": "xml"}}, "response_format.type must be"),
+        ({"response_format": {"type": "json_object"}}, "grammar"),
+        ({"tools": [WEATHER], "response_format": {"type": "json_object"}}, "tool_choice 'none'"),
+        ({"logprobs": True}, "logprobs are not supported"),
+        ({"functions": [WEATHER["function"]]}, "deprecated"),
+        ({"parallel_tool_calls": "no"}, "parallel_tool_calls must be true or false"),
+    ],
+)
+def test_options_that_cannot_be_kept_are_a_400_that_says_so(serve, body, msg):
+    code, text = post(serve(ScriptedEngine([])), {"messages": USER, **body})
+    assert code == 400 and msg in json.loads(text)["error"]["message"], text
+
+
+def test_n_1_and_auto_are_accepted(serve):
+    code, _ = post(
+        serve(ScriptedEngine([])), {"messages": USER, "n": 1, "tool_choice": "auto", "tools": [WEATHER]}
+    )
+    assert code == 200
+
+
+def test_parallel_tool_calls_false_keeps_one_call(serve):
+    two = CALL + CALL.split("Let me check.\n\n", 1)[1].replace("get_weather", "get_time")
+    code, text = post(
+        serve(ScriptedEngine([two, two])),
+        {"messages": USER, "tools": [WEATHER, TIME], "parallel_tool_calls": False},
+    )
+    calls = json.loads(text)["choices"][0]["message"]["tool_calls"]
+    assert code == 200 and [c["function"]["name"] for c in calls] == ["get_weather"]
+
+
+def test_forced_calls_get_a_grammar_that_admits_only_calls(serve):
+    engine = GrammarEngine([CALL, CALL, CALL])
+    base = serve(engine)
+    for choice in ("required", {"type": "function", "function": {"name": "get_time"}}):
+        code, _ = post(base, {"messages": USER, "tools": [WEATHER, TIME], "tool_choice": choice})
+        assert code == 200
+    code, _ = post(base, {"messages": USER, "tools": [WEATHER, TIME]})
+    required, named, auto = engine.grammars
+    assert auto is None and required._root == ROOT == named._root
+    m_required, m_named = GbnfMatcher(required._grammar), GbnfMatcher(named._grammar)
+    weather = CALL.replace("Let me check.\n\n", "")
+    time_call = weather.replace("get_weather", "get_time")
+    assert m_required.matches(weather, ROOT) and m_required.matches(time_call, ROOT)
+    assert m_named.matches(time_call, ROOT) and not m_named.matches(weather, ROOT)
+    for text in (CALL, "Just an answer.\n</think>\n\nIt is sunny.", "no end to the reasoning"):
+        assert not m_required.matches(text, ROOT), text
+
+
+@pytest.mark.parametrize("thinking", [True, False])
+def test_reasoning_part_of_the_forced_grammar(thinking):
+    """Any reasoning (with '<', '</', '</thin…' in it) then `</think>`, then only the call."""
+    gbnf = answer_gbnf([WEATHER], Options(tool_choice="required"), "qwen35", thinking)
+    m = GbnfMatcher(gbnf)
+    call = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"
+    if not thinking:
+        assert m.matches(call, ROOT) and not m.matches("</think>\n\n" + call, ROOT)
+        return
+    for reasoning in ("", "a < b, </b> and </thin and <</thinking", "x" * 50):
+        assert m.matches(f"{reasoning}</think>\n\n{call}", ROOT), reasoning
+    assert not m.matches("ok</think>\n\nSunny.", ROOT)
+    assert not m.matches("ok</think>\n\n" + call + "\nmore text", ROOT)
+
+
+# ---- stop, usage, reasoning cut by the cap ---------------------------------------------------------
+
+
+def test_stop_strings_end_the_answer_but_not_the_reasoning(serve):
+    reply = "Plan: say hi. END of plan\n</think>\n\nHello there. END and more"
+    base = serve(ScriptedEngine([reply, reply]))
+    code, text = post(base, {"messages": USER, "stop": "END"})
+    out = json.loads(text)["choices"][0]
+    assert code == 200 and out["message"]["content"] == "Hello there."
+    assert (
+        out["message"]["reasoning_content"] == "Plan: say hi. END of plan" and out["finish_reason"] == "stop"
+    )
+    code, text = post(base, {"messages": USER, "stop": ["zzz", " and"], "stream": True})
+    assert events(text)[-1]["choices"][0]["delta"]["content"] == "Hello there. END"
+
+
+def test_reasoning_cut_by_max_tokens_is_reasoning_with_finish_length(serve):
+    base = serve(CappedEngine(["I am still thinking about the answer", "I am still thinking"]))
+    code, text = post(base, {"messages": USER, "max_tokens": 7})
+    out = json.loads(text)["choices"][0]
+    assert code == 200 and out["finish_reason"] == "length"
+    assert out["message"]["content"] == "" and out["message"]["reasoning_content"].startswith("I am still")
+    code, text = post(base, {"messages": USER, "max_tokens": 4, "stream": True})
+    evs = events(text)
+    assert (
+        "".join(e["choices"][0]["delta"].get("reasoning_content", "") for e in evs) == "I am still thinking"
+    )
+    assert (
+        evs[-1]["choices"][0]["delta"]["content"] == "" and evs[-1]["choices"][0]["finish_reason"] == "length"
+    )
+
+
+def test_include_usage_sends_a_last_usage_chunk(serve):
+    base = serve(ScriptedEngine(["ok\n</think>\n\nHi.", "ok\n</think>\n\nHi."]))
+    code, text = post(base, {"messages": USER, "stream": True, "stream_options": {"include_usage": True}})
+    evs = events(text)
+    assert code == 200 and evs[-1]["choices"] == [] and evs[-1]["usage"]["completion_tokens"] > 0
+    assert all(e["usage"] is None for e in evs[:-1])
+    code, text = post(base, {"messages": USER, "stream": True})
+    assert all("usage" not in e for e in events(text))
+
+
+def test_a_model_without_thinking_streams_its_answer_once(serve):
+    engine = ScriptedEngine(["Hello there."])
+    engine.thinking = False
+    code, text = post(serve(engine), {"messages": USER, "stream": True})
+    evs = events(text)
+    assert not any("reasoning_content" in e["choices"][0]["delta"] for e in evs)
+    assert evs[-1]["choices"][0]["delta"]["content"] == "Hello there."
+
+
+# ---- the official client ---------------------------------------------------------------------------
+
+
+def test_the_official_openai_client(serve):
+    openai = pytest.importorskip("openai")
+    engine = ScriptedEngine([CALL, "ok\n</think>\n\nHi. STOP here", "ok\n</think>\n\nStreamed."])
+    client = openai.OpenAI(base_url=serve(engine), api_key="unused", max_retries=0)
+    out = client.chat.completions.create(model="m", messages=USER, tools=[WEATHER], tool_choice="none")
+    assert out.choices[0].message.tool_calls is None and out.choices[0].message.content == "Let me check."
+    out = client.chat.completions.create(model="m", messages=USER, stop=["STOP"])
+    assert out.choices[0].message.content == "Hi."
+    with pytest.raises(openai.BadRequestError, match="only n=1"):
+        client.chat.completions.create(model="m", messages=USER, n=3)
+    with pytest.raises(openai.BadRequestError, match="grammar"):
+        client.chat.completions.create(model="m", messages=USER, tools=[WEATHER], tool_choice="required")
+    chunks = list(
+        client.chat.completions.create(
+            model="m", messages=USER, stream=True, stream_options={"include_usage": True}
+        )
+    )
+    assert chunks[-1].usage is not None and chunks[-1].usage.total_tokens > 0
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "Streamed."
