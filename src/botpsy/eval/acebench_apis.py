@@ -42,7 +42,7 @@ SAVED = {
     "FoodPlatform": ["users", "logged_in_users", "orders"],
     "Travel": ["users", "reservations"],
 }
-MESSAGE_CAPACITY = 6
+MESSAGE_CAPACITY = 6  # ACEBench's max_capacity, when the seeds do not say
 REMINDER_CAPACITY = 6
 BAG_FEE = 50  # yuan per checked bag over the allowance
 FREE_BAGS = {
@@ -106,9 +106,11 @@ class Phone:
         self.users = msg.get("user_list", {})
         self.inbox: dict[int, dict[str, Any]] = msg.get("inbox", {})
         self.message_counter = msg.get("message_id_counter", max(self.inbox, default=0))
+        self.message_capacity = msg.get("max_capacity", MESSAGE_CAPACITY)
         rem = s.get("ReminderApi", {})
         self.reminders: dict[int, dict[str, Any]] = rem.get("reminder_list", {})
         self.reminder_counter = rem.get("reminder_id_counter", max(self.reminders, default=0))
+        self.reminder_capacity = rem.get("max_capacity", REMINDER_CAPACITY)
         food = s.get("FoodPlatform", {})
         self.accounts = food.get("users", {})
         self.merchants = food.get("merchant_list", {})
@@ -181,7 +183,7 @@ class Phone:
             return _fail("The device is not logged in: no message can be sent")
         if not self.wifi:
             return _fail("Wi-Fi is off: no message can be sent")
-        if len(self.inbox) >= MESSAGE_CAPACITY:
+        if len(self.inbox) >= self.message_capacity:
             return _fail("The inbox is full. Ask the user which message to delete.")
         if sender_name not in self.users or receiver_name not in self.users:
             return _fail("No such sender or receiver")
@@ -258,7 +260,7 @@ class Phone:
     def add_reminder(self, title: str, description: str, time: str) -> dict[str, Any]:
         if not self.logged_in:
             return _fail("The device is not logged in: no reminder can be added")
-        if len(self.reminders) >= REMINDER_CAPACITY:
+        if len(self.reminders) >= self.reminder_capacity:
             return _fail("The reminder list is full.")
         self.reminder_counter += 1
         n = self.reminder_counter
