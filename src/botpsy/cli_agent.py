@@ -30,18 +30,25 @@ def _confirm_fn(yes: bool):
         return approve_all
     if not sys.stdin.isatty():
         return decline_all
+    return _ask
 
-    def ask(call, tool) -> bool:
-        labels = ", ".join(k for k, v in tool.labels.as_dict().items() if v)
-        args = ", ".join(f"{k}={v!r}" for k, v in call.arguments.items())
-        prompt = styled(
-            ("Allow", "bold yellow"), f" {call.name}({args}) ", (f"({labels})", "dim"), "? [y/N] "
-        )
-        with _paused():
-            answer = console.input(prompt)
-        return answer.strip().lower() in ("y", "yes")
 
-    return ask
+def _confirm_data_fn(yes: bool):
+    """For a call that text inside a tool result asked for (agent/provenance.py): `--yes` does not
+    cover it; a terminal is asked, anything else declines."""
+    from botpsy.agent.loop import decline_all
+
+    return _ask if sys.stdin.isatty() else decline_all
+
+
+def _ask(call, tool) -> bool:
+
+    labels = ", ".join(k for k, v in tool.labels.as_dict().items() if v)
+    args = ", ".join(f"{k}={v!r}" for k, v in call.arguments.items())
+    prompt = styled(("Allow", "bold yellow"), f" {call.name}({args}) ", (f"({labels})", "dim"), "? [y/N] ")
+    with _paused():
+        answer = console.input(prompt)
+    return answer.strip().lower() in ("y", "yes")
 
 
 def _workspace(root: str, suites: str, extra_tools=None):
@@ -74,6 +81,8 @@ def _print_event(ev, note=_note) -> None:
             note("  ", ("✗ unparseable output:", "red"), f" {e}")
     elif ev.kind == "tool":
         note("  ", (f"← {ev.data['result'][:200]}", "dim"))
+    elif ev.kind == "data_driven":
+        note("  ", ("asks first:", "yellow"), f" {ev.data['reason']}")
     elif ev.kind == "confirm" and not ev.data["approved"]:
         note("  ", ("declined", "yellow"), " (pass --yes to approve actions)")
     elif ev.kind == "error":
@@ -181,6 +190,7 @@ def cmd_run(a) -> int:
         _system_today(),
         _agent_config(a, engine),
         _confirm_fn(a.yes),
+        confirm_data=_confirm_data_fn(a.yes),
         on_event=None if a.json else _print_event,
         today=date.today(),
     )
@@ -226,6 +236,7 @@ def cmd_chat(a) -> int:
         _system_today(),
         config,
         _confirm_fn(a.yes),
+        confirm_data=_confirm_data_fn(a.yes),
         on_event=printer.event,
         on_text=printer.stream.feed,
         today=date.today(),

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any, Literal, Protocol
 
-from botpsy.agent import dates, grounding, guards
+from botpsy.agent import dates, grounding, guards, provenance
 from botpsy.agent.capabilities import is_capability_question
 from botpsy.agent.retrieval import more_tools, select_tools
 from botpsy.engine.base import Engine, EngineError, Generation
@@ -154,8 +154,13 @@ class Agent:
         on_event: Callable[[Event], None] | None = None,
         on_text: Callable[[str], None] | None = None,
         today: date | None = None,
+        confirm_data: ConfirmFn | None = None,
     ):
         self.engine, self.env, self.config, self.confirm = engine, env, config, confirm
+        # Asked instead of `confirm` for an acting call whose arguments or intent come from a tool
+        # result (agent/provenance.py); the CLI never lets a standing --yes answer it.
+        self.confirm_data = confirm_data or confirm
+        self._data_held: list[tuple[str, str]] = []  # (tool, why) declined this turn for that reason
         # With a date, each user turn gets its date and time phrases resolved by code (agent.dates).
         self.today = today
         self._last_user = ""  # the previous user turn as typed, for the dates it names
@@ -342,6 +347,7 @@ class Agent:
         else:
             later = self._later_tools(user_text)
         self.trace.not_done = []
+        self._data_held = []
         reply = next((m.content for m in reversed(self.trace.messages) if m.role == "assistant"), "")
         seen = dates.annotate(user_text, self.today, dates.answered_turn(self._last_user, reply)) + later
         self._last_user = user_text
@@ -396,6 +402,9 @@ class Agent:
                     # the user is told what did not happen, in code's words, never the claim.
                     msg.content = guards.not_done_answer(undone)
                     self._emit("claim_replaced", claims=claims, not_done=undone)
+                if self._data_held:
+                    # What a tool result asked for and was not done is said in code's words.
+                    msg.content = (msg.content + "\n\n" + provenance.held_note(self._data_held)).strip()
                 self.trace.stopped = "token_cap" if stop == "length" else "answer"
                 self.trace.not_done = undone
                 return self.trace
@@ -449,9 +458,15 @@ class Agent:
     def _execute(self, call: ToolCall) -> str:
         tool = self.env.toolbox[call.name]
         if tool.labels.needs_confirmation:
-            approved = self.confirm(call, tool)
+            why = provenance.data_driven(call, tool, self.trace.messages)
+            if why:
+                self._emit("data_driven", call=call.key(), reason=why)
+            approved = (self.confirm_data if why else self.confirm)(call, tool)
             self._emit("confirm", call=call.key(), approved=approved, labels=tool.labels.as_dict())
             if not approved:
+                if why:
+                    self._data_held.append((call.name, why))
+                    return provenance.held_result(call.name, why)
                 return declined_result(call.name)
         result = self.env.call(call.name, call.arguments)
         self._emit("tool", name=call.name, result=result[:2000])

@@ -64,6 +64,7 @@ from pathlib import Path
 import numpy as np
 
 from botpsy.engine.base import EngineBase, EngineError, Generation, TurnEnd
+from botpsy.protocol.blocks import encode
 from botpsy.protocol.formats import IM_END, ChatFormat, detect_format
 from botpsy.protocol.messages import StepTiming
 
@@ -258,7 +259,14 @@ class LlamaCppEngine(EngineBase):
         return lazy_tool_grammar(self, tools, max_calls=max_calls)
 
     def tokenize(self, text: str) -> list[int]:
+        """Markup parses special tokens; the data pieces of a `Block` never do (protocol.blocks)."""
+        return encode(text, self._tokenize_markup, self._tokenize_text)
+
+    def _tokenize_markup(self, text: str) -> list[int]:
         return self.llm.tokenize(text.encode(), add_bos=False, special=True)
+
+    def _tokenize_text(self, text: str) -> list[int]:
+        return self.llm.tokenize(text.encode(), add_bos=False, special=False)
 
     def detokenize(self, ids: list[int]) -> str:
         return self.llm.detokenize(ids, special=True).decode("utf-8", errors="replace")

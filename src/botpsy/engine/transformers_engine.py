@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from botpsy.engine.base import EngineBase, EngineError, Generation, TurnEnd, bos_ids
+from botpsy.protocol.blocks import hf_encoder
 from botpsy.protocol.formats import IM_END, ChatFormat, detect_format
 from botpsy.protocol.messages import StepTiming
 
@@ -77,6 +78,7 @@ class TransformersEngine(EngineBase):
         except (OSError, ValueError) as e:
             raise EngineError(f"transformers could not load {model_dir}: {e}") from None
         self.load_s = time.perf_counter() - t0
+        self._encode = hf_encoder(self.tokenizer)
         self.torch = torch
         self.device = device
         self.name = name or model_dir.name
@@ -96,7 +98,8 @@ class TransformersEngine(EngineBase):
 
     # ---- tokens -------------------------------------------------------------------------------
     def tokenize(self, text: str) -> list[int]:
-        return self.tokenizer.encode(text, add_special_tokens=False)
+        """Markup parses special tokens; the data pieces of a `Block` never do (protocol.blocks)."""
+        return self._encode(text)
 
     def detokenize(self, ids: list[int]) -> str:
         return self.tokenizer.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)

@@ -31,6 +31,8 @@ from importlib import resources
 from typing import Any, Literal
 
 from botpsy.protocol.arguments import ToolError, check_arguments
+from botpsy.protocol.bare_calls import bare_calls
+from botpsy.protocol.blocks import Block
 from botpsy.protocol.messages import Message, ToolCall
 
 FormatName = Literal["qwen35", "hermes"]
@@ -68,6 +70,10 @@ def detect_format(chat_template: str | None) -> FormatName:
     return "qwen35"
 
 
+def _tool_lines(tools: list[dict[str, Any]]) -> str:
+    return "\n".join(tojson(t) for t in tools)
+
+
 def _value_text(value: Any) -> str:
     return value if isinstance(value, str) else tojson(value)
 
@@ -77,51 +83,58 @@ class ChatFormat:
     name: FormatName = "qwen35"
 
     # ---- rendering -------------------------------------------------------------------------
-    def system(self, tools: list[dict[str, Any]] | None, system_text: str = "") -> str:
+    # Every method returns a `Block`: the format's own literals are markup, everything else (a
+    # request, a tool result, a schema, a value, the system text) is data, tokenized as text.
+    def system(self, tools: list[dict[str, Any]] | None, system_text: str = "") -> Block:
         system_text = system_text.strip()
         if not tools:
-            return f"{IM_START}system\n{system_text}{IM_END}\n" if system_text else ""
+            return (
+                Block([f"{IM_START}system\n", (system_text, True), f"{IM_END}\n"]) if system_text else Block()
+            )
         preamble = QWEN35_PREAMBLE if self.name == "qwen35" else HERMES_PREAMBLE
-        body = preamble.format(tools="\n".join(tojson(t) for t in tools))
+        head, _, tail = preamble.partition("{tools}")
+        body = Block([head.format(), (_tool_lines(tools), True), tail.format()])
         if system_text:
-            body += "\n\n" + system_text
-        return f"{IM_START}system\n{body}{IM_END}\n"
+            body += Block(["\n\n", (system_text, True)])
+        return f"{IM_START}system\n" + body + f"{IM_END}\n"
 
     def more_tools(self, tools: list[dict[str, Any]]) -> str:
         """The note a later user turn carries when retrieval adds tools after the system block."""
-        return (
-            "\n\nMore functions you can call:\n<tools>\n" + "\n".join(tojson(t) for t in tools) + "\n</tools>"
+        return Block(
+            ["\n\nMore functions you can call:\n<tools>\n", (_tool_lines(tools), True), "\n</tools>"]
         )
 
-    def user(self, text: str) -> str:
-        return f"{IM_START}user\n{text.strip()}{IM_END}\n"
+    def user(self, text: str) -> Block:
+        return Block([f"{IM_START}user\n", (text.strip(), True), f"{IM_END}\n"])
 
     def generation_prompt(self, thinking: bool = True) -> str:
         head = f"{IM_START}assistant\n{THINK_OPEN}\n"
         return head if thinking else head + f"\n{THINK_CLOSE}\n\n"
 
-    def tool_results(self, contents: list[str]) -> str:
-        body = "".join(f"\n<tool_response>\n{c}\n</tool_response>" for c in contents)
-        return f"{IM_START}user{body}{IM_END}\n"
+    def tool_results(self, contents: list[str]) -> Block:
+        body = Block.join(Block(["\n<tool_response>\n", (c, True), "\n</tool_response>"]) for c in contents)
+        return f"{IM_START}user" + body + f"{IM_END}\n"
 
-    def calls(self, calls: list[ToolCall], after_text: bool) -> str:
-        out = []
+    def calls(self, calls: list[ToolCall], after_text: bool) -> Block:
+        out: list[str] = []
         for i, c in enumerate(calls):
             sep = ("\n\n" if after_text else "") if i == 0 else "\n"
             if self.name == "qwen35":
-                params = "".join(
-                    f"<parameter={k}>\n{_value_text(v)}\n</parameter>\n" for k, v in c.arguments.items()
+                params = Block.join(
+                    Block(["<parameter=", (k, True), ">\n", (_value_text(v), True), "\n</parameter>\n"])
+                    for k, v in c.arguments.items()
                 )
-                out.append(f"{sep}<tool_call>\n<function={c.name}>\n{params}</function>\n</tool_call>")
+                head = Block([f"{sep}<tool_call>\n<function=", (c.name, True), ">\n"])
+                out.append(head + params + "</function>\n</tool_call>")
             else:
                 payload = tojson({"name": c.name, "arguments": c.arguments})
-                out.append(f"{sep}<tool_call>\n{payload}\n</tool_call>")
-        return "".join(out)
+                out.append(Block([f"{sep}<tool_call>\n", (payload, True), "\n</tool_call>"]))
+        return Block.join(out)
 
-    def completion(self, message: Message, thinking: bool = True) -> str:
+    def completion(self, message: Message, thinking: bool = True) -> Block:
         """What the model generates after `generation_prompt(thinking)`, up to and including <|im_end|>."""
-        content = message.content.strip()
-        head = f"{(message.reasoning or '').strip()}\n{THINK_CLOSE}\n\n" if thinking else ""
+        content = Block.data(message.content.strip())
+        head = Block([((message.reasoning or "").strip(), True), f"\n{THINK_CLOSE}\n\n"]) if thinking else ""
         return head + content + self.calls(message.tool_calls, bool(content)) + IM_END
 
     def render(
@@ -130,9 +143,9 @@ class ChatFormat:
         tools: list[dict[str, Any]] | None = None,
         add_generation_prompt: bool = False,
         thinking: bool = True,
-    ) -> str:
+    ) -> Block:
         """The whole conversation as one string: the concatenation of the incremental blocks."""
-        out = []
+        out: list[str] = []
         system_text = messages[0].content if messages and messages[0].role == "system" else ""
         out.append(self.system(tools, system_text))
         pending: list[str] = []
@@ -155,11 +168,11 @@ class ChatFormat:
             out.append(self.tool_results(pending))
         if add_generation_prompt:
             out.append(self.generation_prompt(thinking))
-        return "".join(out)
+        return Block.join(out)
 
     def segments(
         self, messages: list[Message], tools: list[dict[str, Any]] | None = None
-    ) -> list[tuple[str, bool]]:
+    ) -> list[tuple[Block, bool]]:
         """The conversation as the agent builds it, block by block: (text, generated_by_the_model).
 
         This is the append-only view the runtime uses; training data tokenizes these blocks one by
@@ -167,7 +180,7 @@ class ChatFormat:
         """
         system_text = messages[0].content if messages and messages[0].role == "system" else ""
         rest = messages[1:] if messages and messages[0].role == "system" else messages
-        out: list[tuple[str, bool]] = [(self.system(tools, system_text), False)]
+        out: list[tuple[Block, bool]] = [(self.system(tools, system_text), False)]
         after_completion = False
         i = 0
         while i < len(rest):
@@ -277,26 +290,38 @@ def parse_completion(
             out.errors.append(err)
             continue
         assert call is not None
-        if tools is not None:
-            if call.name not in tools:
-                known = ", ".join(sorted(tools)) or "none"
-                out.errors.append(
-                    ParseError("unknown_function", f"there is no function {call.name!r}; available: {known}")
-                )
-                continue
-            try:
-                call.arguments = check_arguments(call.name, tools[call.name], call.arguments)
-            except ToolError as e:
-                out.errors.append(ParseError("bad_arguments", str(e)))
-                continue
-        out.calls.append(call)
+        _add_checked(out, call, tools)
     rest = "".join(pieces) + text[last:]
+    if fmt == "hermes" and not pieces and not out.errors:
+        # No tagged call: a hermes model may have written it as bare or fenced JSON (bare_calls).
+        found = bare_calls(rest)
+        if found is not None:
+            for call in found[0]:
+                _add_checked(out, call, tools)
+            rest = found[1]
     if "</tool_call>" in rest or "<function=" in rest:
         out.errors.append(
             ParseError("stray_tag", "found </tool_call> or <function=…> outside a <tool_call> block")
         )
     out.content = rest.strip()
     return out
+
+
+def _add_checked(out: Parsed, call: ToolCall, tools: dict[str, dict[str, Any]] | None) -> None:
+    """Add `call` to `out`, or the error that says why it does not fit the tools."""
+    if tools is not None:
+        if call.name not in tools:
+            known = ", ".join(sorted(tools)) or "none"
+            out.errors.append(
+                ParseError("unknown_function", f"there is no function {call.name!r}; available: {known}")
+            )
+            return
+        try:
+            call.arguments = check_arguments(call.name, tools[call.name], call.arguments)
+        except ToolError as e:
+            out.errors.append(ParseError("bad_arguments", str(e)))
+            return
+    out.calls.append(call)
 
 
 def _parse_one(inner: str, fmt: FormatName) -> tuple[ToolCall | None, ParseError | None]:

@@ -37,6 +37,7 @@ from botpsy.data.mix import MixConfig, mix_conversations
 from botpsy.data.public import dataset_examples
 from botpsy.data.sft import mix_examples, prepend_bos, read_examples, write_jsonl
 from botpsy.engine.base import bos_ids
+from botpsy.protocol.blocks import hf_encoder
 from botpsy.protocol.formats import IM_END, ChatFormat
 from botpsy.train.common import (
     TimeBudget,
@@ -221,9 +222,7 @@ def training_examples(cfg: SFTStageConfig, tok, log=print) -> list[dict[str, lis
     else:
         fmt = ChatFormat("qwen35")
 
-        def tokenize(text: str) -> list[int]:
-            return tok(text, add_special_tokens=False)["input_ids"]
-
+        tokenize = hf_encoder(tok)
         convs = mix_conversations(cfg.conversations, cfg.seed, mix_config(cfg))
         examples = mix_examples(convs, fmt, tokenize)
         sources: dict[str, int] = {}
