@@ -201,6 +201,7 @@ def test_no_call_ever_run_means_no_classes():
         (["[c()]", "[a()]"], ["[a()]", "[c()]"], 0.5),  # in order only
         ([" [a()] "], ["[a()]", "[b()]", "[c()]"], 0.333),
         ([], ["[a()]"], 0.0),
+        (["[b()]", "[c()]"], ["[a()]", "[b()]"], 0.0),  # a missing milestone uses up the rest (ACEBench)
         (["[b()]"], [["[a()]"], ["[b()]"]], 1.0),  # best of the alternatives
         (["[a()]"], [], 1.0),
     ],
