@@ -250,3 +250,11 @@ def test_acebench_items_read_english_questions_not_answers(tmp_path):
     assert [i.item for i in acebench_items(en)] == [i.item for i in items]  # the data_en folder itself
     with pytest.raises(ValueError, match="ACEBench"):
         acebench_items(tmp_path / "nothing")
+
+
+def test_a_broken_evaluation_file_stops_the_build_with_its_name(tmp_path):
+    """Skipping a bad line of an evaluation file would let its items through: it is an error."""
+    f = tmp_path / "BFCL_v4_simple_python.json"
+    f.write_text(json.dumps({"id": "a", "question": [[{"role": "user", "content": "hi"}]]}) + "\n{oops\n")
+    with pytest.raises(ValueError, match=r"BFCL_v4_simple_python.json: line 2 is not JSON"):
+        bfcl_items(tmp_path)

@@ -194,3 +194,8 @@ def test_when2call_test_split_is_refused_for_training(tmp_path, suites, capsys):
     assert "evaluation set" in capsys.readouterr().err and not (tmp_path / "o" / "clean").exists()
     manifest = build(["--out", str(tmp_path / "o"), "--source", f"when2call={test}", "--check-only", *suites])
     assert manifest["sources"][0]["rows_converted"] == 1
+    renamed = tmp_path / "when2call.jsonl"  # renamed, still multiple choice: still refused
+    renamed.write_bytes(test.read_bytes())
+    with pytest.raises(SystemExit):
+        public_mix.main(["--out", str(tmp_path / "o"), "--source", f"when2call={renamed}", *suites])
+    assert "evaluation set" in capsys.readouterr().err

@@ -151,7 +151,17 @@ def _json_rows(path: Path) -> Iterator[dict]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError:
-        data = [json.loads(line) for line in text.splitlines() if line.strip()]
+        data = []
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                data.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                raise ValueError(
+                    f"{path}: line {n} is not JSON ({e.msg}); an evaluation file must be read whole, "
+                    "or its items could leak into training: restore the file from the suite"
+                ) from None
     yield from (data if isinstance(data, list) else [data])
 
 

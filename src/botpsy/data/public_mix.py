@@ -238,8 +238,13 @@ def parse_sources(entries: list[str]) -> list[tuple[Source, Path]]:
 
 
 def refuse_test_split(source: Source, path: Path) -> None:
-    """When2Call's test files are an evaluation set (BFCL v2 Live questions): never training data."""
-    if source.name == "when2call" and "test" in path.name:
+    """When2Call's test files are an evaluation set (BFCL v2 Live questions): never training data.
+    Known by name, or by content when renamed: test rows are multiple choice (`correct_answer`)."""
+    if source.name != "when2call":
+        return
+    with open(path, encoding="utf-8", errors="replace") as f:
+        head = f.read(1 << 16)
+    if "test" in path.name or '"correct_answer"' in head:
         raise ValueError(
             f"{path} is When2Call's test split, an evaluation set whose questions are BFCL v2 Live "
             "items: train on data/train/when2call_train_sft.jsonl, or measure it with --check-only"
