@@ -270,6 +270,8 @@ def build(args: argparse.Namespace, log=print) -> dict:
     specs, removed_all = [], []
     for source, path in sources:
         stats, kept, removed = clean_source(source, path, index, seen, args.sample, args.seed, log)
+        if args.check_only:
+            stats["rows_used"] = 0  # measured, not built: nothing of it reaches training
         removed_all += removed
         if not args.check_only and kept.conversations:
             clean = out / "clean" / f"{source.name}.jsonl"
@@ -281,7 +283,7 @@ def build(args: argparse.Namespace, log=print) -> dict:
         log(
             f"{source.name}: {stats['rows_read']} read, {stats['rows_converted']} converted, "
             f"{r['eval_total']} repeat an evaluation item, {r['duplicate']} duplicates, "
-            f"{r['date_conflict']} date conflicts, {stats['rows_used']} used"
+            f"{r['date_conflict']} date conflicts, {stats['rows_kept']} kept, {stats['rows_used']} used"
         )
     with open(out / "removed.jsonl", "w", encoding="utf-8") as f:
         for r in removed_all:
