@@ -21,6 +21,7 @@ from botpsy.data.decontaminate import (
     ngrams,
     normalize,
     tau2_items,
+    words,
 )
 
 BFCL_REQUEST = "Find the area of a triangle with a base of 10 units and height of 5 units."
@@ -51,6 +52,13 @@ def test_ngrams_of_short_and_long_texts():
     }
     assert ngrams("Hello there") == {("hello", "there")}  # fewer words than n: one whole n-gram
     assert ngrams("?!") == frozenset()
+    # Chinese has no spaces: each character is a word, so one changed character keeps most trigrams
+    assert words("我需要分析 log001 文件") == ["我", "需", "要", "分", "析", "log001", "文", "件"]
+    a, b = (
+        ngrams("我需要分析一个文件访问日志，以评估是否有可疑访问行为。"),
+        ngrams("我需要分析一个文件访问日志，以评估是否有异常访问行为。"),
+    )
+    assert 0.5 < jaccard(a, b) < 1
     assert jaccard(frozenset(), frozenset({("a",)})) == 0.0
     assert jaccard(frozenset({1, 2}), frozenset({2, 3})) == pytest.approx(1 / 3)
 
@@ -219,7 +227,7 @@ def test_tau2_items_read_each_scenario_field(tmp_path):
         tau2_items(tmp_path / "retail")
 
 
-def test_acebench_items_read_english_questions_not_answers(tmp_path):
+def test_acebench_items_read_questions_in_both_languages_not_answers(tmp_path):
     en = tmp_path / "data_all" / "data_en"
     write_lines(
         en / "data_normal_multi_turn_user_adjust.json",
@@ -246,8 +254,9 @@ def test_acebench_items_read_english_questions_not_answers(tmp_path):
         ("agent_multi_step_0", "I am Eve. Order a pizza."),
         ("normal_multi_turn_user_adjust_0_0", ACE_REQUEST),
         ("normal_multi_turn_user_adjust_0_0", "X."),
+        ("zh/zh", "用户"),  # the Chinese split too: never trained on in either language
     ]
-    assert [i.item for i in acebench_items(en)] == [i.item for i in items]  # the data_en folder itself
+    assert [i.item for i in acebench_items(en)] == [i.item for i in items[:3]]  # the data_en folder itself
     with pytest.raises(ValueError, match="ACEBench"):
         acebench_items(tmp_path / "nothing")
 

