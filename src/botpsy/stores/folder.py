@@ -113,7 +113,10 @@ class FolderStore:
             except FileNotFoundError:
                 continue  # removed while we listed it
             if stat.S_ISLNK(st.st_mode):
-                target = os.readlink(item.name, dir_fd=fd)
+                try:
+                    target = os.readlink(item.name, dir_fd=fd)
+                except OSError:
+                    continue  # replaced while we looked
                 real = os.path.realpath(self.root / rel)
                 state.entries[rel] = Entry(
                     kind="link", target=target, escapes=not self._inside(real), source=rel
@@ -157,7 +160,7 @@ class FolderStore:
                 try:
                     child = os.open(part, NOFOLLOW_DIR, dir_fd=fd)
                 except OSError as e:
-                    if e.errno not in (errno.ELOOP, errno.ENOTDIR):
+                    if e.errno not in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):
                         raise
                     st = lstat_at(fd, part)
                     prefix = "/".join(parts[: i + 1])
