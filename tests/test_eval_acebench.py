@@ -297,3 +297,77 @@ def test_seed_files_are_written_as_acebench_lays_them_out():
         "phone_platform/food_services.py",
         "travel.py",
     }
+
+
+class _UserServer:
+    """An OpenAI-compatible /chat/completions on localhost that answers from a script."""
+
+    def __init__(self, replies):
+        import http.server
+        import threading
+
+        seen = self.seen = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 - the http.server API
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                seen.append(body)
+                text = replies.pop(0) if replies else FINISH
+                out = json.dumps({"choices": [{"message": {"role": "assistant", "content": text}}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+
+            def log_message(self, *a):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def close(self):
+        self.httpd.shutdown()
+
+
+def test_multi_turn_runs_with_an_llm_user_behind_an_openai_endpoint(checkout):
+    from botpsy.eval.acebench_user import ChatUser
+
+    d, root = checkout
+    server = _UserServer(
+        ["<think>plan</think>Please tell Bob 'On my way'; delete the oldest message if needed."]
+    )
+    try:
+        rep = ace.evaluate_acebench(
+            d,
+            root,
+            ["agent_multi_turn"],
+            "oracle",
+            oracle_engine_for(),
+            ace.AceConfig(grounding_guard=False),
+            user=ChatUser(server.url, "sim"),
+        )
+    finally:
+        server.close()
+    assert rep.results[0].ok and rep.categories["agent_multi_turn"]["accuracy"] == 1.0
+    first, second = server.seen
+    assert first["model"] == "sim" and "Tell Bob 'On my way'" in first["messages"][0]["content"]
+    assert [m["role"] for m in second["messages"]] == ["system", "user", "assistant", "user"]
+    assert second["messages"][2]["content"].startswith("Please tell Bob")  # its own reasoning dropped
+
+
+def test_an_unreachable_user_simulator_fails_the_item_with_its_reason(checkout):
+    from botpsy.eval.acebench_user import ChatUser
+
+    d, root = checkout
+    rep = ace.evaluate_acebench(
+        d,
+        root,
+        ["agent_multi_turn"],
+        "oracle",
+        oracle_engine_for(),
+        user=ChatUser("http://127.0.0.1:9/v1", timeout_s=2),
+    )
+    (r,) = rep.results
+    assert not r.ok and r.error and "user simulator" in r.detail["message"]
