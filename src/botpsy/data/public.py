@@ -37,6 +37,9 @@ never ends a run. Arguments whose type disagrees with the schema are kept as giv
 the data. A missing file, or one where no row converts, raises `ValueError`.
 
 Command: ``botpsy recipe --preset tiny --stages sft --set sft.datasets=xlam:data/xlam.json,data/toolace.json``.
+``sft.datasets`` takes files as they are: to train on a public set, build it with
+``python -m botpsy.data.public_mix`` first (evaluation repeats removed, licences and checksums in
+a manifest) and pass its ``clean/`` files, or train on the examples it writes.
 """
 
 from __future__ import annotations
