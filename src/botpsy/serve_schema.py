@@ -65,8 +65,10 @@ def check_schema(schema: Any, where: str, depth: int = 0, tag_names: bool = True
     for key in ("description", "title"):
         if key in schema and not isinstance(schema[key], str):
             raise BadRequest(f"{where}.{key} must be a string, got {kind_of(schema[key])}")
+    # A keyword that is present must be valid, null included: the parser reads `required: null`
+    # as a list to walk, `items: null` as a schema.
     props = schema.get("properties")
-    if props is not None:
+    if "properties" in schema:
         if not isinstance(props, dict):
             raise BadRequest(f"{where}.properties must be an object of schemas, got {kind_of(props)}")
         for name, sub in props.items():
@@ -74,7 +76,7 @@ def check_schema(schema: Any, where: str, depth: int = 0, tag_names: bool = True
                 _name(name, f"{where}.properties key", "parameter name")
             check_schema(sub, f"{where}.properties.{name[:64]}", depth + 1, tag_names)
     required = schema.get("required")
-    if required is not None:
+    if "required" in schema:
         if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
             raise BadRequest(f"{where}.required must be a list of property names, got {kind_of(required)}")
         unknown = [r for r in required if r not in (props or {})]
@@ -98,8 +100,8 @@ def check_schema(schema: Any, where: str, depth: int = 0, tag_names: bool = True
                 raise BadRequest(f"{where}.{key} must be a non-empty list of schemas, got {kind_of(subs)}")
             for i, sub in enumerate(subs):
                 check_schema(sub, f"{where}.{key}[{i}]", depth + 1, tag_names)
-    extra = schema.get("additionalProperties")
-    if extra is not None and not isinstance(extra, bool):
+    extra = schema.get("additionalProperties", True)
+    if not isinstance(extra, bool):
         check_schema(extra, f"{where}.additionalProperties", depth + 1, tag_names)
 
 
