@@ -96,6 +96,12 @@ def _print_event(ev, note=_note) -> None:
         )
     elif ev.kind == "phantom_guard":
         note("  ", ("the answer claimed an action no tool made; asking for the call", "yellow"))
+    elif ev.kind == "money_corrected":
+        note(
+            "  ",
+            ("currency corrected to the tool result's:", "yellow"),
+            f" {'; '.join(ev.data['corrected'])}",
+        )
     elif ev.kind == "grounding_guard":
         note("  ", ("not run: the call used a number you never gave; asking you for it", "yellow"))
     elif ev.kind == "claim_replaced":
@@ -177,6 +183,7 @@ def _agent_config(a, engine):
 
 def cmd_run(a) -> int:
     from botpsy.agent.loop import Agent
+    from botpsy.agent.provenance import action_request
 
     if not a.request.strip():
         raise UsageError(
@@ -209,7 +216,32 @@ def cmd_run(a) -> int:
     if trace.not_done:
         say(console, ("not carried out:", "yellow"), f" {', '.join(trace.not_done)} was declined or failed")
         return 1
+    for ev in trace.events:
+        if ev.kind == "unbacked_amount":
+            say(console, ("check:", "yellow"), f" no tool result states {', '.join(ev.data['amounts'])}")
+    verb = action_request(a.request, env.toolbox)
+    if (
+        verb
+        and trace.stopped == "answer"
+        and not _acted(trace, env.toolbox)
+        and "?" not in trace.final_answer
+    ):
+        # An answer to "Move my appointment…" that neither acted nor asked anything did not do it.
+        say(console, ("not carried out:", "yellow"), f" the request asks to {verb} and no action was taken")
+        return 1
     return 0 if trace.stopped == "answer" else 1
+
+
+def _acted(trace, toolbox) -> bool:
+    """Whether an acting (mutating or egress) call ran and succeeded in the trace."""
+    from botpsy.agent.guards import acting_tools
+    from botpsy.agent.loop import is_error_result
+
+    acting = acting_tools(toolbox)
+    return any(
+        ev.kind == "tool" and ev.data["name"] in acting and not is_error_result(ev.data["result"])
+        for ev in trace.events
+    )
 
 
 def cmd_chat(a) -> int:

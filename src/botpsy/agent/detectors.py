@@ -81,8 +81,12 @@ _ACTION_VERBS = (
     "shared|submitted|transferred|updated|texted|archived|blocked|enabled|disabled|turned|started|"
     "stopped|uploaded|written|wrote|made|put|filed|issued|refunded|exchanged|modified|returned"
 )
+# The same verbs opening a sentence with no subject ("Moved your dentist appointment to 2pm."), but
+# for those that are also imperatives or nouns there ("Set an alarm", "Put it", "Made-to-order").
+_OPENING_VERBS = "|".join(v for v in _ACTION_VERBS.split("|") if v not in ("set", "put", "made", "turned"))
 _CLAIM_RE = re.compile(
-    rf"\b(?:i(?:'ve| have)?|we(?:'ve| have)?)\s+(?:just\s+|now\s+|successfully\s+|also\s+)*(?:{_ACTION_VERBS})\b"
+    rf"^(?:{_OPENING_VERBS})\s+(?:your|the|a|an|it|them|this|that|all|every|\d|[\"']|(?-i:[A-Z]))"
+    rf"|\b(?:i(?:'ve| have)?|we(?:'ve| have)?)\s+(?:just\s+|now\s+|successfully\s+|also\s+)*(?:{_ACTION_VERBS})\b"
     rf"|\b(?:has|have|had|was|were)\s+(?:been\s+)?(?:successfully\s+|now\s+)?(?:{_ACTION_VERBS})\b"
     rf"|\b(?:done|all set)\b[!.]?\s*(?:i(?:'ve| have))\b"
     # "Done: the dentist appointment is on your calendar." (the phrasing of the issue-14 bug)

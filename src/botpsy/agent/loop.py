@@ -30,8 +30,9 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any, Literal, Protocol
 
-from botpsy.agent import dates, grounding, guards, provenance
+from botpsy.agent import dates, facts, grounding, guards, provenance
 from botpsy.agent.capabilities import is_capability_question
+from botpsy.agent.provenance import GUARD_SOURCES
 from botpsy.agent.retrieval import more_tools, select_tools
 from botpsy.engine.base import Engine, EngineError, Generation
 from botpsy.protocol.formats import IM_END, THINK_CLOSE
@@ -402,6 +403,7 @@ class Agent:
                     # the user is told what did not happen, in code's words, never the claim.
                     msg.content = guards.not_done_answer(undone)
                     self._emit("claim_replaced", claims=claims, not_done=undone)
+                self._check_money(msg)
                 if self._data_held:
                     # What a tool result asked for and was not done is said in code's words.
                     msg.content = (msg.content + "\n\n" + provenance.held_note(self._data_held)).strip()
@@ -422,6 +424,16 @@ class Agent:
         self.trace.not_done = guards.unresolved(not_done, calls_made)
         self._emit("error", message=f"no answer after {self.config.max_steps} model steps")
         return self.trace
+
+    def _check_money(self, msg: Message) -> None:
+        """Currencies in the answer corrected to what the tool results say; unbacked amounts recorded."""
+        sources = [m.content for m in self.trace.messages if m.role == "tool" and m.name not in GUARD_SOURCES]
+        money = facts.check_money(msg.content, self.trace.messages, sources)
+        if money.corrected:
+            msg.content = money.answer
+            self._emit("money_corrected", corrected=money.corrected)
+        if money.unbacked:
+            self._emit("unbacked_amount", amounts=money.unbacked)
 
     def _answer_by_code(self, text: str, kind: str, **data: Any) -> Trace:
         """End the turn with an answer code wrote: a whole assistant turn, masked as not generated."""

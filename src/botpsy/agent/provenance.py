@@ -211,7 +211,7 @@ _SYNONYMS: dict[str, tuple[str, ...]] = {
         "heat",
         "charg",
     ),
-    "toggle": ("toggl", "turn", "switch", "enabl", "disabl", "on", "off", "set"),
+    "toggle": ("toggl", "turn on", "turn off", "switch", "enabl", "disabl", "set"),
     "enable": ("enabl", "turn on", "switch on", "activat", "roam", "allow"),
     "book": ("book", "reserv", "get", "schedul", "buy", "take"),
     "cancel": ("cancel", "delet", "remov", "drop", "call off", "undo", "refund"),
@@ -378,3 +378,71 @@ def held_note(held: list[tuple[str, str]]) -> str:
     """The line the answer ends with when calls were held this turn (code's words, not the model's)."""
     names = ", ".join(dict.fromkeys(n for n, _ in held))
     return f"Not done: {names} — asked for by the content of a tool result, not by you ({held[0][1]})."
+
+
+# Opening words that ask for an action outright ("Move my dentist appointment…"), for the exit code.
+_POLITE = re.compile(
+    r"^(?:(?:please|pls|kindly|hey|hi|ok|okay|so|now|also|then|and)\b[,!]?\s*"
+    r"|(?:can|could|would|will)\s+you\s+(?:please\s+)?|i(?:'d| would)\s+like\s+you\s+to\s+"
+    r"|i\s+want\s+you\s+to\s+|go\s+ahead\s+and\s+|help\s+me\s+)+",
+    re.I,
+)
+_IMPERATIVES = (
+    "add",
+    "create",
+    "schedule",
+    "book",
+    "send",
+    "text",
+    "email",
+    "reply",
+    "forward",
+    "move",
+    "delete",
+    "remove",
+    "cancel",
+    "pay",
+    "transfer",
+    "write",
+    "save",
+    "set",
+    "turn",
+    "update",
+    "change",
+    "rename",
+    "order",
+    "buy",
+    "return",
+    "lock",
+    "unlock",
+    "navigate",
+    "reschedule",
+    "put",
+    "make",
+    "append",
+    "complete",
+    "enable",
+    "disable",
+    "exchange",
+    "place",
+    "message",
+    "reserve",
+    "wire",
+)
+
+
+def action_request(request: str, tools: Iterable[Tool]) -> str | None:
+    """The verb a request opens with when it asks outright for an action an installed acting tool
+    performs ("Move my dentist appointment" with `update_event` installed), else None."""
+    head = _POLITE.sub("", request.strip())
+    first = (re.findall(r"[a-z]+", head.lower()[:20]) or [""])[0]
+    if first not in _IMPERATIVES:
+        return None
+    for t in tools:
+        if t.labels.mutates or t.labels.egress:
+            verb = t.name.lower().split("_")[0]
+            if first.startswith(verb[: max(4, len(verb) - 2)]) or any(
+                first.startswith(s) for s in _SYNONYMS.get(verb, ()) if " " not in s
+            ):
+                return first
+    return None
