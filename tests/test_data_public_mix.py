@@ -7,6 +7,7 @@ checks what it was asked to build.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 
@@ -127,7 +128,8 @@ def test_build_writes_kept_rows_that_load_back_and_hands_them_to_the_sft_data_pa
 
     def fake_run_sft(cfg, out_dir, log=print, data_only=False):
         seen.update(datasets=cfg.datasets, data_only=data_only, conversations=cfg.conversations)
-        (out_dir / "train.jsonl.gz").write_bytes(b"examples")
+        with gzip.open(out_dir / "train.jsonl.gz", "wb") as f:
+            f.write(b"examples")
         return {"conversations": 7, "tokens": 70, "trained_tokens": 7}
 
     monkeypatch.setattr(sft, "run_sft", fake_run_sft)
@@ -148,7 +150,7 @@ def test_build_writes_kept_rows_that_load_back_and_hands_them_to_the_sft_data_pa
     assert (s["rows_kept"], s["sample"], s["rows_used"]) == (3, 2, 2)
     assert s["clean_sha256"] == hashlib.sha256(clean.read_bytes()).hexdigest()
     assert seen == {"datasets": (f"openai:{clean}",), "data_only": True, "conversations": 5}
-    assert manifest["examples"]["sha256"] == hashlib.sha256(b"examples").hexdigest()
+    assert manifest["examples"]["sha256_uncompressed"] == hashlib.sha256(b"examples").hexdigest()
     assert manifest["examples"]["tokens"] == 70
     # the clean file is the kept conversations, unchanged, in a shape sft.datasets reads
     rows = load(clean, "openai", log=quiet).conversations

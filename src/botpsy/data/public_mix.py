@@ -31,6 +31,7 @@ Command (the user's downloads; ACEBench is the public GitHub repository's folder
 from __future__ import annotations
 
 import argparse
+import gzip
 import hashlib
 import json
 import random
@@ -303,7 +304,13 @@ def tokenize(args: argparse.Namespace, specs: list[str], out: Path, log=print) -
     cfg = resolve(args.preset, ["sft"], args.set)["stages"]["sft"]["config"]
     cfg = replace(cfg, datasets=tuple(cfg.datasets) + tuple(specs))
     summary = run_sft(cfg, out, log=log, data_only=True)
-    return {"file": "train.jsonl.gz", "sha256": sha256_file(out / "train.jsonl.gz"), **summary}
+    # of the decompressed text: gzip stamps the write time into its header, so the file's own
+    # hash differs between two builds of the same examples
+    h = hashlib.sha256()
+    with gzip.open(out / "train.jsonl.gz", "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return {"file": "train.jsonl.gz", "sha256_uncompressed": h.hexdigest(), **summary}
 
 
 def parser() -> argparse.ArgumentParser:
