@@ -134,8 +134,8 @@ class MaildirStore:
             mid = mail_id(rec, f.key)
             while mid in files:
                 mid += "x"
-            state.mails.append(
-                Mail(
+            try:
+                mail = Mail(
                     id=mid,
                     folder=f.folder,
                     sender=rec["sender"],
@@ -147,7 +147,9 @@ class MaildirStore:
                     read="S" in f.flags,
                     attachments=rec["attachments"],
                 )
-            )
+            except Exception:  # records are checked; should one still not fit, the rest are shown
+                continue
+            state.mails.append(mail)
             files[mid] = f
         return state, files
 
