@@ -116,6 +116,7 @@ def test_check_only_counts_every_removal_by_suite_and_kind(tmp_path, suites, xla
         "date-conflict",
     ]
     assert removed[1]["item"] == "simple_python_0" and removed[1]["score"] >= 0.5
+    assert [r["conversation"] for r in removed] == [0, 1, 2, 3, 5, 6]  # numbered as in the file
     assert json.loads((out / "manifest.json").read_text()) == manifest
 
 

@@ -155,7 +155,7 @@ def clean_source(
     }
     removed: list[dict] = []
     by_suite: Counter[tuple[str, str]] = Counter()
-    kept = []
+    kept, origin = [], []  # the rows that pass, and their numbers in the file's conversations
     duplicates = 0
     for n, (msgs, tools) in enumerate(result.conversations):
         requests = [m.content for m in msgs if m.role == "user"]
@@ -182,11 +182,13 @@ def clean_source(
             continue
         seen.add(key)
         kept.append((msgs, tools))
-    rendered = LoadResult(result.path, result.shape, kept)
-    _, dropped = runtime_conversations(rendered)
+        origin.append(n)
+    _, dropped = runtime_conversations(LoadResult(result.path, result.shape, kept))
     drop = {i for i, _ in dropped}
-    for _, why in dropped:
-        removed.append({"source": source.name, "reason": "date-conflict", "detail": why})
+    for i, why in dropped:
+        removed.append(
+            {"source": source.name, "conversation": origin[i], "reason": "date-conflict", "detail": why}
+        )
     kept = [c for i, c in enumerate(kept) if i not in drop]
     n_kept = len(kept)
     if sample and sample < len(kept):
