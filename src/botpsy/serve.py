@@ -44,7 +44,6 @@ import hmac
 import ipaddress
 import json
 import os
-import select
 import socket
 import threading
 import time
@@ -56,7 +55,7 @@ from urllib.parse import urlsplit
 
 from botpsy.engine.base import EngineError
 from botpsy.serve_chat import ChatService, ClientGone, Prepared
-from botpsy.serve_limits import CappedServer
+from botpsy.serve_limits import CappedServer, peer_gone
 from botpsy.serve_request import BadRequest
 
 __all__ = ["BadRequest", "ChatService", "ServeConfig", "make_handler", "make_server"]
@@ -304,29 +303,7 @@ def make_handler(service: ChatService, config: ServeConfig | None = None, bound_
             self._error(405, f"{self.command} is not supported; use GET or POST", {"Allow": "GET, POST"})
 
         def _client_gone(self):
-            """A check, cheap enough to call between tokens, that the client closed its side.
-
-            A readable socket that reads nothing (EOF) or fails is a client that left; data
-            waiting is a pipelined request, not a departure. The socket is polled at most every
-            `GONE_POLL_S`. A client that half-closes (shuts its writing side down) while it still
-            waits for the answer counts as gone: HTTP clients do not do that.
-            """
-            sock, state = self.connection, {"next": 0.0, "gone": False}
-
-            def gone() -> bool:
-                now = time.monotonic()
-                if state["gone"] or now < state["next"]:
-                    return state["gone"]
-                state["next"] = now + GONE_POLL_S
-                try:
-                    readable, _, _ = select.select([sock], [], [], 0)
-                    if readable and not sock.recv(1, socket.MSG_PEEK):
-                        state["gone"] = True
-                except (OSError, ValueError):
-                    state["gone"] = True
-                return state["gone"]
-
-            return gone
+            return peer_gone(self.connection, GONE_POLL_S)
 
         def _stream(self, prep: Prepared) -> None:
             self.send_response(200)

@@ -7,13 +7,19 @@ the next ones go to a second pool of the same size whose handler (`make_handler`
 reads the request under a short deadline and answers 503 with `Retry-After`; past both pools
 the accepting thread answers 503 itself, without reading and without blocking. Threads stay
 under 2 × max_connections (plus one read-deadline timer each).
+
+`peer_gone` is the other half of not letting one connection hold the server: a request whose
+client left stops generating (issue 36, item 10), so the engine is free for the next one.
 """
 
 from __future__ import annotations
 
 import json
+import select
 import socket
 import threading
+import time
+from collections.abc import Callable
 from http.server import ThreadingHTTPServer
 
 
@@ -100,3 +106,40 @@ class CappedServer(ThreadingHTTPServer):
                     return
         except (BlockingIOError, InterruptedError):
             pass
+
+
+def peer_gone(sock: socket.socket, poll_s: float = 0.05) -> Callable[[], bool]:
+    """A check, cheap enough to call between tokens, that the client closed its side.
+
+    A readable socket that reads nothing (EOF) or fails is a client that left; data waiting is a
+    pipelined request, not a departure. The socket is polled at most every `poll_s`, with
+    `poll()` where there is one (`select()` fails on descriptors past 1023). A client that
+    half-closes (shuts its writing side down) while it still waits for the answer counts as
+    gone: HTTP clients do not do that.
+    """
+    state = {"next": 0.0, "gone": False}
+    poller = None
+    if hasattr(select, "poll"):
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+
+    def gone() -> bool:
+        now = time.monotonic()
+        if state["gone"] or now < state["next"]:
+            return state["gone"]
+        state["next"] = now + poll_s
+        try:
+            if poller is not None:
+                readable = bool(poller.poll(0))
+            else:
+                readable = bool(select.select([sock], [], [], 0)[0])
+            # Readable and nothing to read is EOF. (On a socket with a timeout recv first waits
+            # until it is readable, so it is only asked once poll said it will not wait.)
+            state["gone"] = readable and not sock.recv(1, socket.MSG_PEEK)
+        except (BlockingIOError, InterruptedError):
+            pass  # nothing to read after all: the client is still there, waiting
+        except (OSError, ValueError):
+            state["gone"] = True  # reset by the peer, or the socket is closed
+        return state["gone"]
+
+    return gone
