@@ -232,15 +232,15 @@ def cmd_run(a) -> int:
     return 0 if trace.stopped == "answer" else 1
 
 
-def _acted(trace, toolbox) -> bool:
-    """Whether an acting (mutating or egress) call ran and succeeded in the trace."""
+def _acted(trace, toolbox, since: int = 0) -> bool:
+    """Whether an acting (mutating or egress) call ran and succeeded in the trace (from event `since` on)."""
     from botpsy.agent.guards import acting_tools
     from botpsy.agent.loop import is_error_result
 
     acting = acting_tools(toolbox)
     return any(
         ev.kind == "tool" and ev.data["name"] in acting and not is_error_result(ev.data["result"])
-        for ev in trace.events
+        for ev in trace.events[since:]
     )
 
 
@@ -276,7 +276,7 @@ def cmd_chat(a) -> int:
     say(
         console,
         ("botpsy", "bold"),
-        f" · {engine.name} · workspace {env.root} · empty line or Ctrl-D to quit, Ctrl-C to interrupt",
+        f" · {engine.name} · workspace {env.root} · /help for commands, empty line or Ctrl-D to quit",
     )
     while True:
         try:
@@ -288,21 +288,29 @@ def cmd_chat(a) -> int:
             continue
         if not text.strip():
             break
-        mark = _mark(agent)
+        if text.strip().startswith("/"):
+            _chat_command(text.strip(), agent)
+            continue
+        mark = agent.checkpoint()
         printer.new_turn()
         try:
             with _working():
                 trace = agent.send(text)
         except KeyboardInterrupt:
-            _restore(agent, mark)
+            agent.rollback(mark)
             printer.close()
             say(
                 console,
                 ("interrupted: that request is dropped (actions already approved stay done)", "yellow"),
             )
             continue
-        printer.finish(_turn_answer(trace, mark["messages"]) or "(no answer)")
-        say(console, (_timing_line(trace, since=mark["timings"]), "dim"))
+        printer.finish(_turn_answer(trace, mark.lengths["messages"]) or "(no answer)")
+        say(console, (_timing_line(trace, since=mark.lengths["timings"]), "dim"))
+        if trace.stopped in ("error", "step_limit") and not _acted(
+            trace, env.toolbox, mark.lengths["events"]
+        ):
+            # A failed turn that changed nothing would only crowd the next ones: it leaves the history.
+            agent.rollback(mark)
     if conn is not None:
         conn.close()
     return 0
@@ -372,21 +380,21 @@ def _turn_answer(trace, since: int) -> str:
     return ""
 
 
-def _mark(agent) -> dict:
-    """Where the conversation stands, to drop a request interrupted half-way (`_restore`)."""
-    t = agent.trace
-    lists = ("messages", "events", "timings", "token_ids", "generated_mask")
-    mark = {name: len(getattr(t, name)) for name in lists}
-    mark["_state"] = (t.parse_errors, t.stopped, agent._after_completion, agent._system)
-    return mark
+CHAT_HELP = """commands:
+  /help    this list
+  /reset   start the conversation over (your data stays as it is)
+  an empty line or Ctrl-D quits; Ctrl-C drops the request in flight"""
 
 
-def _restore(agent, mark: dict) -> None:
-    t = agent.trace
-    for name, n in mark.items():
-        if name != "_state":
-            del getattr(t, name)[n:]
-    t.parse_errors, t.stopped, agent._after_completion, agent._system = mark["_state"]
+def _chat_command(text: str, agent) -> None:
+    name = text.split()[0].lower()
+    if name in ("/help", "/?"):
+        say(console, CHAT_HELP)
+    elif name == "/reset":
+        agent.reset()
+        say(console, ("conversation cleared", "dim"))
+    else:
+        say(console, ("unknown command", "yellow"), f" {name}; /help lists them")
 
 
 DEMO_REQUESTS = [

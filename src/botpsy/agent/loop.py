@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any, Literal, Protocol
 
-from botpsy.agent import dates, facts, grounding, guards, provenance
+from botpsy.agent import dates, facts, grounding, guards, history, provenance
 from botpsy.agent.capabilities import is_capability_question
 from botpsy.agent.provenance import GUARD_SOURCES
 from botpsy.agent.retrieval import more_tools, select_tools
@@ -187,12 +187,14 @@ class Agent:
             self._append(every_tool or self.fmt.system(env.toolbox.schemas(), system), generated=False)
             self._system = None  # rendered; otherwise it waits for the first request
         self._after_completion = False
+        self._turns: list[tuple[int, int]] = []  # per request: (lead start, block start) in the ids
         # Dropping generated tokens keeps the engine's cache (False for hybrid llama.cpp models).
         self._rollback = engine.cheap_rollback
         self._grammar = None
         if config.tool_grammar and self.tools:
             # Every installed tool, as the parser accepts: retrieval narrows the prompt, not the calls.
             self._grammar = engine.tool_grammar(env.toolbox.schemas())
+        self._start = history.take(self)  # what `reset` returns to
 
     def _append(self, text_or_ids: str | list[int], generated: bool) -> None:
         ids = self.engine.tokenize(text_or_ids) if isinstance(text_or_ids, str) else text_or_ids
@@ -209,10 +211,40 @@ class Agent:
         if self.on_event:
             self.on_event(ev)
 
-    def _open_turn(self, block: str) -> None:
-        lead = "\n" if self._after_completion else ""
-        self._append(lead + block + self.fmt.generation_prompt(self.config.thinking), generated=False)
+    def _open_turn(self, block: str, request: bool = False) -> None:
+        # The lead separator and the block tokenize apart as they do together: the block opens
+        # with a special token (<|im_start|>), where every tokenizer splits.
+        start = len(self.trace.token_ids)
+        if self._after_completion:
+            self._append("\n", generated=False)
+        if request:
+            self._turns.append((start, len(self.trace.token_ids)))
+        self._append(block + self.fmt.generation_prompt(self.config.thinking), generated=False)
         self._after_completion = False
+
+    # ---- history (agent/history.py) ------------------------------------------------------------
+    def checkpoint(self) -> history.Checkpoint:
+        """Where the conversation stands; `rollback` returns to it (an interrupted or failed request)."""
+        return history.take(self)
+
+    def rollback(self, cp: history.Checkpoint) -> None:
+        history.restore(self, cp)
+
+    def reset(self) -> None:
+        """Start the conversation over (the tools and system prompt stay; the engine keeps its cache)."""
+        history.restore(self, self._start)
+
+    def _make_room(self, request: str) -> None:
+        """Drop the oldest turns when the history and this request would crowd the window."""
+        n_ctx = self.engine.n_ctx
+        if not n_ctx:
+            return
+        extra = self.engine.count_tokens(request) + 16  # the request and its turn markup
+        limit = n_ctx - history.room(n_ctx, self.config.max_tokens)
+        k = history.turns_to_drop(self._turns, len(self.trace.token_ids), extra, limit)
+        if k:
+            dropped = history.drop_turns(self, k)
+            self._emit("history_trimmed", turns=k, tokens=dropped, kept=len(self.trace.token_ids))
 
     def _retrieve_tools(self, request: str) -> None:
         """Render the system block with the tools most relevant to the first request (once)."""
@@ -354,7 +386,8 @@ class Agent:
         self._last_user = user_text
         self.trace.messages.append(Message("user", seen))
         self._emit("user", text=user_text)
-        self._open_turn(self.fmt.user(seen))
+        self._make_room(seen)
+        self._open_turn(self.fmt.user(seen), request=True)
         if self.config.capabilities_by_code and is_capability_question(user_text):
             known = capability_answer(self.env.toolbox)
             if known is not None:
