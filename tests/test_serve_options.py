@@ -274,3 +274,70 @@ def test_the_official_openai_client(serve):
     )
     assert chunks[-1].usage is not None and chunks[-1].usage.total_tokens > 0
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "Streamed."
+
+
+def test_hermes_forced_grammar_admits_a_json_call():
+    gbnf = answer_gbnf(
+        [WEATHER, TIME], Options(tool_choice="function", tool_name="get_time"), "hermes", False
+    )
+    m = GbnfMatcher(gbnf)
+    call = '<tool_call>\n{"name": "get_time", "arguments": {"city": "Oslo"}}\n</tool_call>'
+    assert m.matches(call, ROOT) and not m.matches(call.replace("get_time", "get_weather"), ROOT)
+
+
+# ---- the grammars as llama.cpp runs them (a vocabulary-only model: no weights, fast) ----------------
+
+
+@pytest.fixture(scope="module")
+def vocab_llm():
+    llama_cpp = pytest.importorskip("llama_cpp")
+    from botpsy.models import smollm2_base
+
+    return llama_cpp.Llama(model_path=str(smollm2_base()), vocab_only=True, verbose=False)
+
+
+def admits(llm, grammar, text: str, complete: bool = True) -> bool:
+    """Whether llama.cpp's grammar sampler lets `text` through token by token (and then, with
+    `complete`, lets the turn end)."""
+    from botpsy.engine.grammar import GrammarGate
+
+    gate = GrammarGate(llm, grammar)
+    try:
+        for tok in llm.tokenize(text.encode(), add_bos=False, special=False):
+            if not gate.allows(tok):
+                return False
+            gate.accept(tok)
+        return gate.allows(llm.token_eos()) if complete else True
+    finally:
+        gate.close()
+
+
+@pytest.mark.parametrize("thinking", [True, False])
+def test_json_grammars_in_llama_cpp(vocab_llm, thinking):
+    from botpsy.serve_grammar import request_grammar
+
+    engine = GrammarEngine([], thinking=thinking)
+    engine.llm = vocab_llm
+    head = "Plan: a <b> tag, then JSON.</think>\n\n" if thinking else ""
+    obj = request_grammar(engine, [], Options(response_format="json_object"))
+    assert admits(vocab_llm, obj, head + '{"a": [1, "x"]}')
+    assert not admits(vocab_llm, obj, head + '{"a": 1', complete=True)  # cannot end before the "}"
+    assert not admits(vocab_llm, obj, head + "Sure! Here it is.", complete=False)
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    typed = request_grammar(engine, [], Options(response_format="json_schema", json_schema=schema))
+    assert admits(vocab_llm, typed, head + '{"n": 42}')
+    assert not admits(vocab_llm, typed, head + '{"n": "42"}', complete=False)
+    if thinking:  # the turn cannot end inside the reasoning
+        assert not admits(vocab_llm, typed, "still thinking")
+
+
+def test_forced_call_grammar_in_llama_cpp(vocab_llm):
+    from botpsy.serve_grammar import request_grammar
+
+    engine = GrammarEngine([])
+    engine.llm = vocab_llm
+    grammar = request_grammar(engine, [WEATHER, TIME], Options(tool_choice="required"))
+    call = CALL.replace("Let me check.\n\n", "")
+    assert admits(vocab_llm, grammar, call)
+    assert not admits(vocab_llm, grammar, "Nothing to call.</think>\n\nHello!", complete=False)
+    assert not admits(vocab_llm, grammar, "I will not call anything.")
