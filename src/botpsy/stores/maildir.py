@@ -52,10 +52,11 @@ class _File:
     sub: str
     name: str
     key: str
+    file: str  # the full path as text (a Path per message cost a second at 20,000 messages)
 
     @property
     def path(self) -> Path:
-        return self.box / self.sub / self.name
+        return Path(self.file)
 
     @property
     def flags(self) -> str:
@@ -71,8 +72,10 @@ def _folders(root: Path) -> dict[str, Path]:
     return found
 
 
-def _messages(folder: str, box: Path) -> Iterator[tuple[_File, os.stat_result]]:
+def _messages(folder: str, box: Path) -> Iterator[tuple[_File, os.stat_result, str]]:
+    """Each regular message file in a folder, its status, and its index key (folder/Maildir key)."""
     seen = set()
+    prefix = "" if folder == "inbox" else box.name
     for sub in ("new", "cur"):
         try:
             entries = sorted(os.scandir(box / sub), key=lambda e: e.name)
@@ -88,7 +91,7 @@ def _messages(folder: str, box: Path) -> Iterator[tuple[_File, os.stat_result]]:
                 continue
             if stat.S_ISREG(st.st_mode):
                 seen.add(key)
-                yield _File(folder, box, sub, entry.name, key), st
+                yield _File(folder, box, sub, entry.name, key, entry.path), st, f"{prefix}/{key}"
 
 
 class MaildirStore:
@@ -118,23 +121,20 @@ class MaildirStore:
             return state, files
         try:
             folders = _folders(self.root)
-            found = [(f, st) for name, box in folders.items() for f, st in _messages(name, box)]
+            found = [hit for name, box in folders.items() for hit in _messages(name, box)]
         except OSError as e:
             raise os_error("read mail in", self.root, e) from None
         state.folders = sorted(set(folders) | set(BASE_FOLDERS), key=lambda f: (f not in BASE_FOLDERS, f))
-        items = [
-            Item(f"{f.box.name if f.box != self.root else ''}/{f.key}", f.path, signature(st), st.st_mtime)
-            for f, st in found
-        ]
+        items = [Item(key, f.file, signature(st), st.st_mtime) for f, st, key in found]
         records = self.index.records(items)
-        for (f, st), item in zip(found, items, strict=True):
-            rec = records.get(item.key)
+        for f, st, key in found:
+            rec = records.get(key)
             if rec is None:
                 continue  # removed by another mail program while we read
             mid = mail_id(rec, f.key)
             while mid in files:
                 mid += "x"
-            try:
+            try:  # validated (pydantic's model_construct is slower still) and the lists copied
                 mail = Mail(
                     id=mid,
                     folder=f.folder,
@@ -147,7 +147,7 @@ class MaildirStore:
                     read="S" in f.flags,
                     attachments=rec["attachments"],
                 )
-            except Exception:  # records are checked; should one still not fit, the rest are shown
+            except Exception:  # records are type-checked; should one still not fit, the rest are shown
                 continue
             state.mails.append(mail)
             files[mid] = f

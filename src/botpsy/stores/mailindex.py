@@ -50,7 +50,7 @@ class Item:
     """One message file to look up: its cache key, where it is, its signature and mtime."""
 
     key: str
-    path: Path
+    path: str
     sig: tuple[int, int, int]
     mtime: float
 

@@ -26,6 +26,7 @@ import email
 import hashlib
 import html
 import re
+import time
 from datetime import datetime
 from email.message import Message
 from email.utils import getaddresses, parsedate_to_datetime
@@ -187,12 +188,12 @@ def local_date(value: list, mtime: float) -> str:
     try:
         if value[0] == "naive":
             return datetime.strptime(value[1], DT).strftime(DT)
-        dt = datetime.fromtimestamp(float(value[1]))
-        if 1000 <= dt.year <= 9999:
-            return dt.strftime(DT)
+        local = time.localtime(float(value[1]))  # ~3x faster than datetime, 20,000 times a call
+        if 1000 <= local.tm_year <= 9999:
+            return time.strftime(DT, local)
     except Exception:
         pass
-    return datetime.fromtimestamp(mtime).strftime(DT)
+    return time.strftime(DT, time.localtime(mtime))
 
 
 def parse(data: bytes, mtime: float) -> dict:
