@@ -268,7 +268,13 @@ def test_cli_oracle_json_and_report_files(tmp_path, capsys):
         ["eval", "acebench", "--data", str(root), "--backend", "oracle", "--out", str(out), "--json"]
     )
     d = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert rc == 0 and d["overall"] == 1.0 and d["n"] == 18 and d["known_unpassable"] == []
+    assert (
+        rc == 0
+        and d["overall"] == 1.0
+        and d["n"] == 18
+        and d["known_unpassable"] == []
+        and d["passable_accuracy"] == 1.0
+    )
     md = (out / "acebench-oracle.md").read_text()
     assert "| special_incomplete | 1 | 100.0% |" in md and "Weather" not in md  # ids and figures only
 

@@ -354,6 +354,9 @@ def cmd_acebench(a) -> int:
         s = rep.to_dict()
         if oracle:
             s["known_unpassable"] = sorted(r.id for r in rep.results if r.id in KNOWN_UNPASSABLE and not r.ok)
+            # The self-check: every item whose answer can pass ACEBench's rules must pass.
+            rest = [r for r in rep.results if r.id not in KNOWN_UNPASSABLE]
+            s["passable_accuracy"] = round(sum(r.ok for r in rest) / len(rest), 4) if rest else None
         summaries.append(s)
         if a.out:
             _write(Path(a.out) / f"acebench-{_slug(label)}.json", s)
@@ -367,7 +370,10 @@ def cmd_acebench(a) -> int:
             f"(ACEBench's formula, categories not run as 0: {s['overall_official']:.1%}) — {groups}\n  {cats}"
         )
         if s.get("known_unpassable"):
-            text += f"\n  {len(s['known_unpassable'])} items fail ACEBench's own rules whatever the output (known_unpassable)"
+            text += (
+                f"\n  {len(s['known_unpassable'])} items fail ACEBench's own rules whatever the output "
+                f"(known_unpassable); the rest: {s['passable_accuracy']:.1%}"
+            )
         for c, why in s["not_run"].items():
             text += f"\n  not run: {c} — {why}"
         fails = ", ".join(f"{k} ×{v}" for k, v in s["failures"].items())
@@ -392,6 +398,11 @@ def _acebench_markdown(s: dict[str, Any]) -> str:
         alone = f"{v['model_accuracy']:.1%}" if "model_accuracy" in v else ""
         proc = f"{v['process_accuracy']:.1%}" if "process_accuracy" in v else ""
         rows.append(f"| {c} | {v['total']} | {v['accuracy']:.1%} | {alone} | {proc} |")
+    if s.get("known_unpassable"):
+        rows.append(
+            f"\n{len(s['known_unpassable'])} items fail ACEBench's own rules whatever the output "
+            f"(ids under known_unpassable in the JSON); on the others the oracle scores {s['passable_accuracy']:.1%}."
+        )
     rows += [f"\nNot run: {c} — {why}" for c, why in s["not_run"].items()]
     return "\n".join(rows) + "\n"
 
