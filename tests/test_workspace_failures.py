@@ -271,3 +271,23 @@ def test_a_5000_digit_integer_is_refused_with_a_short_message(tmp_path):
     message = error_of(ws.call("explode", {"n": 10**5000}))
     assert "at most 19 digits" in message and len(message) < 200
     assert Toolbox([explode])["explode"].name == "explode"
+
+
+@pytest.mark.parametrize("step", ["_load", "_save"])
+def test_a_store_failure_is_not_blamed_on_the_arguments(tmp_path, monkeypatch, step):
+    """Issue 36 item 3: an unexpected exception while reading or saving the user's data is a store
+    error for the user, not "could not run with these arguments" (which made the model retry)."""
+    from email.errors import HeaderParseError
+
+    from botpsy.stores.maildir import MaildirStore
+
+    ws = seed_workspace(tmp_path / "ws", seed=4, suites=["email"])
+
+    def broken(*a, **k):
+        raise HeaderParseError("Base64 decoding error")
+
+    monkeypatch.setattr(MaildirStore, step, broken)
+    message = error_of(ws.call("send_email", {"to": ["a@b.cc"], "subject": "s", "body": "b"}))
+    assert "could not run with these arguments" not in message, message
+    assert "email data could not be used" in message and "HeaderParseError" in message
+    assert ws.store_errors and "nothing was changed" in ws.store_errors[-1]

@@ -127,12 +127,17 @@ class Workspace:
             raise ToolError(f"there is no tool {name!r}; available: {', '.join(self.toolbox.names())}")
         tool = self.toolbox[name]
         suite = self._suite_of.get(name)
+        phase = "tool"  # which step raised: only the tool's own failure is blamed on the arguments
         try:
             if suite is None:  # an external (MCP) tool: no local state
                 return tool(None, **arguments)
             bound = tool.bind(arguments)  # refuse bad arguments before touching any store
+            phase = "read"
             with self.store(suite).transaction(write=tool.labels.mutates) as state:
-                return tool.fn(state, **bound)
+                phase = "tool"
+                result = tool.fn(state, **bound)
+                phase = "save"
+            return result
         except (ToolError, StoreError):
             raise
         except OSError as e:
@@ -140,6 +145,11 @@ class Workspace:
                 raise unexpected_failure(name, e) from e
             raise os_error("use", self.root, e) from e
         except Exception as e:
+            if phase != "tool":  # the user's data, not the model's call: a retry would not help
+                raise StoreError(
+                    f"cannot {phase} the {suite} data in {self.root}: {type(e).__name__}: "
+                    f"{' '.join(str(e).split())[:200]}; nothing was changed"
+                ) from e
             raise unexpected_failure(name, e) from e
 
     def call(self, name: str, arguments: dict[str, Any]) -> str:
