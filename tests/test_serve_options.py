@@ -341,3 +341,29 @@ def test_forced_call_grammar_in_llama_cpp(vocab_llm):
     assert admits(vocab_llm, grammar, call)
     assert not admits(vocab_llm, grammar, "Nothing to call.</think>\n\nHello!", complete=False)
     assert not admits(vocab_llm, grammar, "I will not call anything.")
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "string", "maxLength": 20000},
+        {"type": "object", "properties": {"s": {"type": "string", "maxLength": 100000}}},
+        {"type": "string", "pattern": "^" + "(" * 3000 + "a" + ")" * 3000 + "$"},
+    ],
+)
+def test_a_schema_whose_grammar_would_crash_llama_cpp_is_a_400(vocab_llm, schema):
+    """A maxLength of 20,000 made llama.cpp's grammar parser overflow its stack: the whole server
+    died (a segfault) on one request. Now the nesting is measured first."""
+    from botpsy.serve_errors import BadRequest
+    from botpsy.serve_grammar import request_grammar
+
+    engine = GrammarEngine([])
+    engine.llm = vocab_llm
+    with pytest.raises(BadRequest, match="cannot be enforced"):
+        request_grammar(engine, [], Options(response_format="json_schema", json_schema=schema))
+
+
+def test_nesting_ignores_literals_classes_and_comments():
+    from botpsy.serve_grammar import nesting
+
+    assert nesting('a ::= ("(" [(] ("x")?)* # ((((\nb ::= ")"') == 2

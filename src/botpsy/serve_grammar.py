@@ -31,6 +31,9 @@ from botpsy.serve_options import Options
 THINK_CLOSE = "</think>"
 ROOT = "botpsy-answer"  # the start rule, and the prefix of ours: no clash with a converter's names
 MAX_CALLS = 8
+# Below where llama.cpp's recursive grammar parser overflows its stack (between 5,000 and 20,000
+# nested groups here), above what a real schema needs (a `maxLength` of 1,000 nests 1,000 deep).
+MAX_NESTING = 2000
 
 
 def accepts(engine: Any, parameter: str) -> bool:
@@ -85,10 +88,42 @@ def request_grammar(engine: Any, tools: list[dict[str, Any]], opts: Options):
     from llama_cpp import LlamaGrammar
 
     gbnf = answer_gbnf(tools, opts, engine.chat_format.name, engine.thinking)
+    depth = nesting(gbnf)
+    if depth > MAX_NESTING:
+        # llama.cpp parses groups recursively: a schema with maxLength 20000 (nested optional
+        # groups, one per character) overflowed its stack and killed the server (a segfault).
+        raise BadRequest(
+            f"{what} cannot be enforced: its grammar nests {depth} groups deep (at most "
+            f"{MAX_NESTING}); lower maxLength / maxItems / pattern repetition counts"
+        )
     grammar = LlamaGrammar.from_string(gbnf, verbose=False)
     grammar._root = ROOT
     _check_parses(engine, grammar, what)
     return grammar
+
+
+def nesting(gbnf: str) -> int:
+    """The deepest nesting of parenthesised groups in a GBNF text (outside literals, character
+    classes and comments)."""
+    depth = deepest = 0
+    i, n = 0, len(gbnf)
+    while i < n:
+        c = gbnf[i]
+        if c in '"[':
+            close = '"' if c == '"' else "]"
+            i += 1
+            while i < n and gbnf[i] != close:
+                i += 2 if gbnf[i] == "\\" else 1
+        elif c == "#":
+            while i < n and gbnf[i] != "\n":
+                i += 1
+        elif c == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c == ")":
+            depth -= 1
+        i += 1
+    return deepest
 
 
 def answer_gbnf(tools: list[dict[str, Any]], opts: Options, fmt: str, thinking: bool) -> str:
@@ -122,9 +157,12 @@ def _check_parses(engine: Any, grammar: Any, what: str) -> None:
     if llm is None:
         return
     from botpsy.engine.grammar import GrammarGate
+    from botpsy.engine.llamacpp import _quiet_stderr
 
     try:
-        GrammarGate(llm, grammar).close()
+        # llama.cpp prints a refused grammar whole to stderr: a client must not fill the log.
+        with _quiet_stderr():
+            GrammarGate(llm, grammar).close()
     except ValueError:
         raise BadRequest(
             f"{what} cannot be enforced: llama.cpp refused the grammar built from this request "
