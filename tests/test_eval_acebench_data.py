@@ -330,6 +330,11 @@ def test_acebench_types_become_json_schema():
     assert w.parameters["type"] == "object" and w.parameters["required"] == ["city", "days"]
     assert r.parameters["properties"]["range"]["type"] == "object"
     assert data.to_json_schema({"type": "float"}) == {"type": "number"}
+    assert data.to_json_schema({"items": {"type": "string"}}) == {
+        "type": "array",
+        "items": {"type": "string"},
+    }
+    assert data.to_json_schema({"description": "d"}) == {"description": "d", "type": "string"}
     assert data.to_json_schema({"type": "list", "items": {"type": "dict"}}) == {
         "type": "array",
         "items": {"type": "object"},

@@ -159,11 +159,8 @@ def to_json_schema(schema: Any) -> dict[str, Any]:
         return {"type": "string"}
     out = {k: v for k, v in schema.items() if k not in ("type", "properties", "items", "required")}
     kind = schema.get("type")
-    out["type"] = (
-        _TYPES.get(kind, "object" if "properties" in schema else "string")
-        if isinstance(kind, str)
-        else ("object" if "properties" in schema else "string")
-    )
+    default = "object" if "properties" in schema else "array" if "items" in schema else "string"
+    out["type"] = _TYPES.get(kind, default) if isinstance(kind, str) else default
     if isinstance(schema.get("properties"), dict):
         out["type"] = "object"
         out["properties"] = {k: to_json_schema(v) for k, v in schema["properties"].items()}
