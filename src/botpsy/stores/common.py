@@ -1,10 +1,12 @@
 """What every real store shares: one error type, atomic file writes, locks, backups, the clock.
 
 A store exposes `transaction(write)`, a context manager yielding the suite's state. A read
-transaction never writes (and takes no file lock, so a read-only workspace can still be read); a
-write transaction holds the store's lock across load → tool → save, and saves only when the
-state's content changed and the block ended without an exception, so a refused tool call leaves
-the store exactly as it was.
+transaction never writes the user's data (and takes no file lock, so a read-only workspace can
+still be read; the one cache it may update, the Maildir index, is never made in a read-only
+workspace); a write transaction holds the store's lock across load → tool → save, and saves only
+when the state's content changed and the block ended without an exception, so a refused tool call
+leaves the store exactly as it was. A file or folder without write bits is never written, even by
+root (`botpsy.atomic`).
 """
 
 from __future__ import annotations
