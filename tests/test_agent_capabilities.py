@@ -11,7 +11,7 @@ from botpsy.agent.loop import Agent, AgentConfig
 from botpsy.engine.oracle import ScriptedEngine
 from botpsy.stores.workspace import Workspace
 from botpsy.tools.base import tool
-from botpsy.tools.registry import SUITES, capability_answer
+from botpsy.tools.registry import CAPABILITY_REASONING, SUITES, capability_answer
 from botpsy.worlds import DOMAINS, get_domain
 from botpsy.worlds.kit import CAPABILITY_QUESTIONS, SuiteDomain
 
@@ -91,7 +91,9 @@ def test_the_agent_answers_without_a_model_step_and_the_next_turn_sees_the_answe
     assert [e.data for e in trace.events if e.kind == "capabilities"] == [{"text": CALENDAR_LINE}]
     assert sum(trace.generated_mask) == 0  # code's words: no gradient, never counted as generated
     text = eng.detokenize(trace.token_ids)
-    assert text.endswith(f"<|im_start|>assistant\n<think>\n\n</think>\n\n{CALENDAR_LINE}<|im_end|>")
+    assert text.endswith(
+        f"<|im_start|>assistant\n<think>\n{CAPABILITY_REASONING}\n</think>\n\n{CALENDAR_LINE}<|im_end|>"
+    )
     agent.send("What do I have today?")
     assert len(eng.prompts) == 1 and eng.prompts[0].startswith(text)  # one growing history
     assert agent.trace.final_answer == "You have nothing today."

@@ -38,7 +38,7 @@ from botpsy.engine.base import Engine, EngineError, Generation
 from botpsy.protocol.formats import IM_END, THINK_CLOSE
 from botpsy.protocol.messages import Event, Message, ToolCall, Trace
 from botpsy.tools.base import Tool, Toolbox
-from botpsy.tools.registry import capability_answer
+from botpsy.tools.registry import CAPABILITY_REASONING, capability_answer
 
 CALL_OPEN, CALL_CLOSE = "<tool_call>", "</tool_call>"
 
@@ -391,7 +391,7 @@ class Agent:
         if self.config.capabilities_by_code and is_capability_question(user_text):
             known = capability_answer(self.env.toolbox)
             if known is not None:
-                return self._answer_by_code(known, "capabilities")
+                return self._answer_by_code(known, "capabilities", reasoning=CAPABILITY_REASONING)
         calls_made: list[str] = []  # acting calls of this turn that ran and succeeded
         not_done: list[str] = []  # calls of this turn that were declined or failed
         retried = False
@@ -468,9 +468,10 @@ class Agent:
         if money.unbacked:
             self._emit("unbacked_amount", amounts=money.unbacked)
 
-    def _answer_by_code(self, text: str, kind: str, **data: Any) -> Trace:
-        """End the turn with an answer code wrote: a whole assistant turn, masked as not generated."""
-        msg = Message("assistant", text)
+    def _answer_by_code(self, text: str, kind: str, reasoning: str | None = None, **data: Any) -> Trace:
+        """End the turn with an answer code wrote: a whole assistant turn, masked as not generated
+        (with the reasoning training data gives the same turn, so the history matches it)."""
+        msg = Message("assistant", text, reasoning)
         self._append(self.fmt.completion(msg, self.config.thinking), generated=False)
         self._after_completion = True
         self.trace.messages.append(msg)

@@ -173,6 +173,11 @@ def suite_of(tool_name: str) -> Suite:
     raise KeyError(f"no tool named {tool_name!r}")
 
 
+# The reasoning of the capability answer's turn: the worlds train on it and the agent writes it when
+# code answers, so the history holds the same tokens in training and at run time (issue 34).
+CAPABILITY_REASONING = "A question about me; no tool is needed."
+
+
 def capability_answer(tools: Iterable[Tool]) -> str | None:
     """What the installed suites let the assistant do, in their records' words and installed order:
     the runtime's answer to "What can you do?" (`agent.capabilities`) and the worlds' in training.

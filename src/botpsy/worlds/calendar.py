@@ -17,7 +17,7 @@ import random
 from datetime import date, datetime, timedelta
 
 from botpsy.tools.calendar import TOOLS, CalendarState, Event
-from botpsy.tools.registry import SUITES
+from botpsy.tools.registry import CAPABILITY_REASONING, SUITES
 from botpsy.worlds.base import Task, World
 from botpsy.worlds.kit import TODAY, Builder, Recipe, SuiteDomain
 
@@ -404,7 +404,8 @@ def multi_step(b: Builder) -> Task | None:
 
 def no_call(b: Builder) -> Task:
     user, answer = b.rng.choice(SMALL_TALK)
-    b.say(answer, "No tool is needed.")
+    # the capability question's turn as the agent writes it when code answers (agent.capabilities)
+    b.say(answer, CAPABILITY_REASONING if user == "What can you do?" else "No tool is needed.")
     return b.task("no_call", user)
 
 

@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 from botpsy.protocol.messages import Message, ToolCall
 from botpsy.tools.base import Tool, Toolbox
-from botpsy.tools.registry import Suite, capability_answer
+from botpsy.tools.registry import CAPABILITY_REASONING, Suite, capability_answer
 from botpsy.worlds.base import Task, World
 
 TODAY = date(2026, 12, 1)
@@ -277,7 +277,7 @@ class SuiteDomain:
             # the runtime's own answer (agent.capabilities), so training says what the agent says
             b.say(
                 capability_answer(self.tools) or f"I can {self.capability}.",
-                "A question about me; no tool is needed.",
+                CAPABILITY_REASONING,
             )
             return b.task("no_call", user)
         user, answer = b.rng.choice(GREETINGS)
