@@ -314,3 +314,60 @@ def test_every_installed_tool_schema_and_common_extras_are_accepted():
         "additionalProperties": False,
     }
     check_function({"type": "function", "function": {"name": "mcp.tool-1", "parameters": extras}}, 0)
+
+
+# JSON Schema keywords that reach llama.cpp's schema-to-grammar converter, with values it handles,
+# refuses (lookahead, remote refs) or that would make a grammar too deep for llama.cpp's parser.
+RESPONSE_EXTRAS = [
+    ("minLength", 5),
+    ("maxLength", 30),
+    ("maxLength", 10**6),
+    ("minItems", 2),
+    ("maxItems", 4),
+    ("pattern", "^[a-z]+$"),
+    ("pattern", "^(a|b){2,5}$"),
+    ("pattern", "(?=x)"),
+    ("pattern", "a{1,99999}"),
+    ("minimum", 3),
+    ("maximum", 10**12),
+    ("format", "date"),
+    ("$ref", "#/$defs/x"),
+    ("$ref", "https://example.com/s.json"),
+    ("$defs", {"x": {"type": "integer"}}),
+    ("const", 5),
+    ("additionalProperties", {"type": "number"}),
+    ("minProperties", 2),
+]
+
+
+def test_fuzzed_response_format_schemas_are_answered_or_refused(vocab_llm):
+    """The same for `response_format.json_schema`, whose schema goes through llama.cpp's own
+    converter (which asserts and raises on what it lacks) and then its grammar parser."""
+    engine = VocabEngine(vocab_llm)
+    service = ChatService(engine)
+    rng = random.Random(SEED)
+    bases = [t.schema()["function"]["parameters"] for t in TOOLS] + [
+        h["function"]["parameters"] for h in HAND
+    ]
+    outcomes, escapes = {"ok": 0, "400": 0}, []
+    for _ in range(N_IN_PROCESS // 5):
+        wrapped = mutate(rng, {"s": rng.choice(bases)})
+        schema = wrapped.get("s", {}) if isinstance(wrapped, dict) else {}
+        for _ in range(rng.randint(0, 3)):
+            where = [c for c, _ in locations({"r": schema}) if isinstance(c, dict)] or [{}]
+            key, value = rng.choice(RESPONSE_EXTRAS)
+            rng.choice(where)[key] = copy.deepcopy(value)
+        body = {
+            "messages": [{"role": "user", "content": "go"}],
+            "response_format": {"type": "json_schema", "json_schema": {"name": "r", "schema": schema}},
+        }
+        engine.texts, engine.thinking = ['ok\n</think>\n\n{"a": 1}'], rng.random() < 0.5
+        try:
+            service.complete(body)
+            outcomes["ok"] += 1
+        except BadRequest:
+            outcomes["400"] += 1
+        except Exception as e:  # what would have been an HTTP 500
+            escapes.append((type(e).__name__, str(e)[:120], json.dumps(schema)[:300]))
+    assert escapes == [], f"{len(escapes)} escaped; first: {escapes[:3]}"
+    assert outcomes["ok"] > 0 and outcomes["400"] > 0, outcomes

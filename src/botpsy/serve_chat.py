@@ -109,7 +109,7 @@ class ChatService:
             raise BadRequest(f"these messages cannot be rendered: {e}") from None
         with self.lock:
             ids = self.engine.tokenize(prompt)
-            grammar = request_grammar(self.engine, req.tools, req.options)
+        grammar = request_grammar(self.engine, req.tools, req.options, self.lock)
         n_ctx = self.engine.n_ctx
         if n_ctx is not None and len(ids) > n_ctx - 8:
             raise BadRequest(

@@ -21,6 +21,7 @@ that cannot become a grammar is a 400 too, not a failure halfway through a strea
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 from typing import Any
@@ -74,9 +75,11 @@ def _calls_gbnf(tools: list[dict[str, Any]], opts: Options, fmt: str) -> str:
         raise BadRequest(f"tool_choice cannot be enforced for these tools: {e}") from None
 
 
-def request_grammar(engine: Any, tools: list[dict[str, Any]], opts: Options):
+def request_grammar(engine: Any, tools: list[dict[str, Any]], opts: Options, lock=None):
     """The grammar `opts` needs on this engine (None: none needed), or BadRequest when it cannot
-    have one. Forced calls win over a response format: a forced answer holds no text to format."""
+    have one. Forced calls win over a response format: a forced answer holds no text to format.
+    `lock` (the engine's) is held only while llama.cpp parses the grammar: building it from a
+    large schema can take a second, which must not stall another request's generation."""
     if not needs_grammar(opts):
         return None
     what = f"tool_choice {opts.tool_choice!r}" if opts.forced else f"response_format {opts.response_format!r}"
@@ -98,7 +101,8 @@ def request_grammar(engine: Any, tools: list[dict[str, Any]], opts: Options):
         )
     grammar = LlamaGrammar.from_string(gbnf, verbose=False)
     grammar._root = ROOT
-    _check_parses(engine, grammar, what)
+    with lock if lock is not None else contextlib.nullcontext():
+        _check_parses(engine, grammar, what)
     return grammar
 
 
