@@ -367,3 +367,15 @@ def test_nesting_ignores_literals_classes_and_comments():
     from botpsy.serve_grammar import nesting
 
     assert nesting('a ::= ("(" [(] ("x")?)* # ((((\nb ::= ")"') == 2
+
+
+def test_a_content_part_the_model_cannot_read_is_a_400(serve):
+    """An image part was dropped without a word, and the model answered as if it were not there."""
+    content = [
+        {"type": "text", "text": "What is in this picture?"},
+        {"type": "image_url", "image_url": {"url": "x"}},
+    ]
+    code, text = post(serve(ScriptedEngine([])), {"messages": [{"role": "user", "content": content}]})
+    assert code == 400 and "'image_url' part" in json.loads(text)["error"]["message"]
+    code, _ = post(serve(ScriptedEngine([])), {"messages": [{"role": "user", "content": content[:1]}]})
+    assert code == 200

@@ -57,8 +57,12 @@ def _content(value: Any, where: str) -> str:
         for j, part in enumerate(value):
             if not isinstance(part, dict):
                 raise BadRequest(f"{where}[{j}] must be an object like {{'type': 'text', 'text': …}}")
-            if part.get("type", "text") == "text":
-                out.append(_text(part.get("text"), f"{where}[{j}].text"))
+            kind = part.get("type", "text")
+            if kind != "text":  # dropping it would answer as if the image or audio were not there
+                raise BadRequest(
+                    f"{where}[{j}] is a {str(kind)[:40]!r} part; this server's model reads text only"
+                )
+            out.append(_text(part.get("text"), f"{where}[{j}].text"))
         return "".join(out)
     raise BadRequest(f"{where} must be a string or a list of text parts, got {_kind(value)}")
 
