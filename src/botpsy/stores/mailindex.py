@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from botpsy.stores.mailparse import parse
 
 VERSION = 1  # bump when `mailparse.parse` changes what a record holds or how it reads mail
 _MEMO: dict[str, dict[str, tuple[tuple[int, int, int], dict]]] = {}
+_LOCK = threading.Lock()
 _SHAPE = {
     "xid": str,
     "msgid": str,
@@ -82,6 +84,10 @@ class MailIndex:
 
     def records(self, items: list[Item]) -> dict[str, dict]:
         """Each item's record (items whose file vanished are left out)."""
+        with _LOCK:  # `serve` may load from several threads; the second waits, then hits the memo
+            return self._records(items)
+
+    def _records(self, items: list[Item]) -> dict[str, dict]:
         memo = _MEMO.setdefault(str(self.path), {})
         out: dict[str, dict] = {}
         missing = []
