@@ -34,6 +34,7 @@ from botpsy.stores.mailparse import parse
 VERSION = 1  # bump when `mailparse.parse` changes what a record holds or how it reads mail
 _MEMO: dict[str, dict[str, tuple[tuple[int, int, int], dict]]] = {}
 _LOCK = threading.Lock()
+MEMO_MAILBOXES = 4  # mailboxes whose records one process keeps in memory
 _SHAPE = {
     "xid": str,
     "msgid": str,
@@ -88,7 +89,10 @@ class MailIndex:
             return self._records(items)
 
     def _records(self, items: list[Item]) -> dict[str, dict]:
-        memo = _MEMO.setdefault(str(self.path), {})
+        memo = _MEMO.pop(str(self.path), {})
+        _MEMO[str(self.path)] = memo  # most recent last; a process seldom reads more than one mailbox
+        while len(_MEMO) > MEMO_MAILBOXES:
+            del _MEMO[next(iter(_MEMO))]
         out: dict[str, dict] = {}
         missing = []
         for it in items:
