@@ -85,7 +85,9 @@ def kind_of(mode: int) -> str:
     return "a regular file" if stat.S_ISREG(mode) else "not a regular file"
 
 
-def read_only_reason(st: os.stat_result, name: str | int, dir_fd: int | None = None) -> str | None:
+def read_only_reason(
+    st: os.stat_result, name: str, dir_fd: int | None = None, what: str = "it"
+) -> str | None:
     """Why the file or folder behind `st` must not be written, or None when it may be.
 
     No write bit at all means the user marked it read-only: refused even for root, whom the kernel
@@ -93,7 +95,7 @@ def read_only_reason(st: os.stat_result, name: str | int, dir_fd: int | None = N
     """
     mode = stat.S_IMODE(st.st_mode)
     if not mode & 0o222:
-        return f"it is read-only (mode {mode:04o})"
+        return f"{what} is read-only (mode {mode:04o})"
     try:
         allowed = os.access(
             name, os.W_OK, dir_fd=dir_fd, effective_ids=os.access in os.supports_effective_ids
@@ -101,7 +103,7 @@ def read_only_reason(st: os.stat_result, name: str | int, dir_fd: int | None = N
     except (OSError, NotImplementedError):
         allowed = True  # cannot ask: let the write itself fail if it must
     if not allowed:
-        return f"this user may not write it (mode {mode:04o}, owner uid {st.st_uid})"
+        return f"this user may not write {what} (mode {mode:04o}, owner uid {st.st_uid})"
     return None
 
 
@@ -165,9 +167,9 @@ def lstat_at(dir_fd: int, name: str) -> os.stat_result | None:
 
 def check_folder(dir_fd: int, where: Path) -> None:
     """Refuse to add files to a folder the user marked read-only (see `read_only_reason`)."""
-    reason = read_only_reason(os.fstat(dir_fd), ".", dir_fd)
+    reason = read_only_reason(os.fstat(dir_fd), ".", dir_fd, what="the folder")
     if reason is not None:
-        raise _refuse(where, f"the folder {reason.removeprefix('it ')}", "folder")
+        raise _refuse(where, reason, "folder")
 
 
 def write_at(
@@ -209,7 +211,7 @@ def write_at(
         mode, owner = stat.S_IMODE(st.st_mode), (st.st_uid, st.st_gid)
     else:
         mode, owner = 0o666 & ~umask(), None
-    tmp = f".{name[:200]}.{secrets.token_hex(4)}.tmp"
+    tmp = f".{name[:40]}.{secrets.token_hex(4)}.tmp"  # 40 characters: within NAME_MAX in any encoding
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd)
     except OSError as e:

@@ -167,10 +167,10 @@ class MaildirStore:
     def _writable(self, folder: Path, *subs: str) -> None:
         for sub in subs:
             where = folder / sub
-            reason = read_only_reason(os.stat(where), where)
+            reason = read_only_reason(os.stat(where), str(where), what="the folder")
             if reason is not None:
                 raise StoreError(
-                    f"cannot save mail to {where}: the folder {reason.removeprefix('it ')}; make it "
+                    f"cannot save mail to {where}: {reason}; make it "
                     "writable (chmod u+w) if botpsy may change it; nothing was changed"
                 )
 
@@ -228,7 +228,7 @@ class MaildirStore:
 
     def _remove(self, f: _File) -> None:
         self._writable(f.box, f.sub)
-        reason = read_only_reason(os.stat(f.path, follow_symlinks=False), f.path)
+        reason = read_only_reason(os.stat(f.file, follow_symlinks=False), f.file)
         if reason is not None:
             raise StoreError(
                 f"cannot delete {f.path}: {reason}; make it writable (chmod u+w) if botpsy may delete "

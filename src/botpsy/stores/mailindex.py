@@ -163,12 +163,12 @@ class MailIndex:
             st = os.stat(self.path)
         except FileNotFoundError:
             try:
-                return None if read_only_reason(os.stat(self.path.parent), self.path.parent) else "rwc"
+                return None if read_only_reason(os.stat(self.path.parent), str(self.path.parent)) else "rwc"
             except OSError:
                 return None
         except OSError:
             return None
-        return "ro" if read_only_reason(st, self.path) else "rw"
+        return "ro" if read_only_reason(st, str(self.path)) else "rw"
 
     def _remove(self) -> bool:
         try:
