@@ -83,3 +83,13 @@ def test_changing_a_latin1_event_keeps_a_backup_first(calendar):
     (backup,) = path.parent.glob("calendar.ics.before-reencode-*")
     assert backup.read_bytes() == raw  # the guess (Latin-1) can be undone
     assert _split_fold() in path.read_bytes()  # the untouched event is byte for byte the same
+
+
+def test_a_read_only_latin1_calendar_gets_neither_a_write_nor_a_stray_copy(calendar):
+    path, raw = calendar
+    path.chmod(0o444)
+    with pytest.raises(ics.StoreError, match="read-only"):
+        with ics.transaction(path) as st:
+            next(e for e in st.events if e.id == "latin1@x").title = "Café noir"
+    assert path.read_bytes() == raw
+    assert sorted(p.name for p in path.parent.iterdir()) == ["calendar.ics", "calendar.ics.lock"]

@@ -35,8 +35,9 @@ from pathlib import Path
 import icalendar
 from filelock import FileLock, Timeout
 
+from botpsy.atomic import ReplaceError, write_atomic
 from botpsy.stores import icsraw
-from botpsy.stores.common import StoreError, atomic_write, copy_aside, os_error
+from botpsy.stores.common import StoreError, copy_aside, os_error
 from botpsy.tools.calendar import DT_FORMAT, CalendarState, Event
 
 
@@ -300,13 +301,12 @@ def dumps(state: CalendarState) -> bytes:
     return _merge(_Loaded.empty(), state).to_ical()
 
 
-def _encode(loaded: _Loaded, state: CalendarState, path: Path) -> bytes:
-    """The new file: the old bytes with only changed events re-serialised (`icsraw.splice`).
+def _encode(loaded: _Loaded, state: CalendarState) -> tuple[bytes, bool]:
+    """The new file, and whether it re-encodes text that was not UTF-8.
 
-    When a changed event held Latin-1 text (now written as UTF-8), or the whole file must be
-    re-serialised while some of it was Latin-1, the old file is copied aside first
-    (`NAME.before-reencode-TIMESTAMP`): decoding a legacy file is a guess, and a guess must not
-    cost the user their text.
+    The file is the old bytes with only changed events re-serialised (`icsraw.splice`); a changed
+    event that held Latin-1 text is now UTF-8, and so is everything when the whole file must be
+    re-serialised while some of it was Latin-1.
     """
     cal = _merge(loaded, state)
     src = loaded.source
@@ -314,24 +314,34 @@ def _encode(loaded: _Loaded, state: CalendarState, path: Path) -> bytes:
     if src is not None and loaded.snapshots is not None:
         spliced = icsraw.splice(src, loaded.vevents, loaded.snapshots, list(cal.walk("VEVENT")))
     if spliced is not None:
-        data, reencodes = spliced
-    else:
-        data, reencodes = cal.to_ical(), src is not None and src.any_latin1
-    if reencodes and "no backup" in copy_aside(path, "before-reencode"):
-        raise StoreError(
-            f"cannot write {path}: the change re-encodes text that was not UTF-8, and no backup of "
-            "the file could be written first; free some space or make the folder writable; "
-            "nothing was changed"
-        )
-    return data
+        return spliced
+    return cal.to_ical(), src is not None and src.any_latin1
 
 
 def _write(loaded: _Loaded, state: CalendarState, path: Path) -> None:
+    """Replace the file. Before re-encoding, the old file is copied aside
+    (`NAME.before-reencode-TIMESTAMP`): decoding a legacy file is a guess, and a guess must not cost
+    the user their text. The copy is made inside the atomic write, after its checks (a read-only
+    calendar gets no stray copy), and a copy that cannot be made stops the write."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise os_error("write to", path.parent, e) from None
-    atomic_write(path, _encode(loaded, state, path))
+    data, reencodes = _encode(loaded, state)
+
+    def write(f) -> None:
+        if reencodes and "no backup" in copy_aside(path, "before-reencode"):
+            raise StoreError(
+                f"cannot write {path}: the change re-encodes text that was not UTF-8, and no backup "
+                "of the file could be written first; free some space or make the folder writable; "
+                "nothing was changed"
+            )
+        f.write(data)
+
+    try:
+        write_atomic(path, write)
+    except ReplaceError as e:
+        raise os_error(e.action, e.where, e) from None
 
 
 def save(state: CalendarState, path: Path) -> None:
