@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from botpsy.data import public_mix
+from botpsy.train import public_mix
 from botpsy.data.public import load
 
 BFCL_REQUEST = "Find the area of a triangle with a base of 10 units and height of 5 units."

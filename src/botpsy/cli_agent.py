@@ -61,9 +61,9 @@ def _workspace(root: str, suites: str, extra_tools=None):
 
 
 def _system_today() -> str:
-    from botpsy.worlds.calendar import system_prompt
+    from botpsy.protocol.prompt import runtime_system
 
-    return system_prompt(date.today())
+    return runtime_system(date.today())
 
 
 def _note(*parts: str | tuple[str, str]) -> None:

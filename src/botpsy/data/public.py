@@ -38,7 +38,7 @@ the data. A missing file, or one where no row converts, raises `ValueError`.
 
 Command: ``botpsy recipe --preset tiny --stages sft --set sft.datasets=xlam:data/xlam.json,data/toolace.json``.
 ``sft.datasets`` takes files as they are: to train on a public set, build it with
-``python -m botpsy.data.public_mix`` first (evaluation repeats removed, licences and checksums in
+``python -m botpsy.train.public_mix`` first (evaluation repeats removed, licences and checksums in
 a manifest) and pass its ``clean/`` files, or train on the examples it writes.
 """
 
@@ -52,6 +52,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from botpsy.data.mix import runtime_conversation
 from botpsy.data.public_schema import (
     BadRow,
     json_calls,
@@ -372,8 +373,6 @@ def runtime_conversations(
 ) -> tuple[list, list[tuple[int, str]]]:
     """A file's conversations as `data.mix.Conversation`s rendered like the runtime's (see the module
     doc), and (index, reason) of the ones dropped because their dates contradict the resolved line."""
-    from botpsy.data.mix import runtime_conversation  # mix pulls in every world: only when rendering
-
     out, dropped = [], []
     for n, (msgs, tools) in enumerate(result.conversations):
         body = msgs[1:] if msgs and msgs[0].role == "system" else msgs

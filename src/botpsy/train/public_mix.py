@@ -19,7 +19,7 @@ split is refused except with `--check-only`: it is an evaluation set built from 
 
 Command (the user's downloads; ACEBench is the public GitHub repository's folder):
 
-    python -m botpsy.data.public_mix --out runs/public-mix --acebench ~/src/ACEBench \\
+    python -m botpsy.train.public_mix --out runs/public-mix --acebench ~/src/ACEBench \\
         --source toolace=~/data/ToolACE/data.json \\
         --source xlam=~/data/xlam-function-calling-60k/xlam_function_calling_60k.json \\
         --source when2call=~/data/When2Call/train/when2call_train_sft.jsonl \\
@@ -55,6 +55,8 @@ from botpsy.data.decontaminate import (
     tau2_items,
 )
 from botpsy.data.public import LoadResult, load, runtime_conversations
+from botpsy.train import sft
+from botpsy.train.presets import resolve
 
 
 @dataclass(frozen=True)
@@ -300,12 +302,9 @@ def build(args: argparse.Namespace, log=print) -> dict:
 
 def tokenize(args: argparse.Namespace, specs: list[str], out: Path, log=print) -> dict:
     """The worlds' conversations plus the kept rows, tokenized by `run_sft(..., data_only=True)`."""
-    from botpsy.train.presets import resolve
-    from botpsy.train.sft import run_sft
-
     cfg = resolve(args.preset, ["sft"], args.set)["stages"]["sft"]["config"]
     cfg = replace(cfg, datasets=tuple(cfg.datasets) + tuple(specs))
-    summary = run_sft(cfg, out, log=log, data_only=True)
+    summary = sft.run_sft(cfg, out, log=log, data_only=True)
     # of the decompressed text: gzip stamps the write time into its header, so the file's own
     # hash differs between two builds of the same examples
     h = hashlib.sha256()
@@ -316,7 +315,7 @@ def tokenize(args: argparse.Namespace, specs: list[str], out: Path, log=print) -
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m botpsy.data.public_mix", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m botpsy.train.public_mix", description=__doc__.split("\n")[0])
     p.add_argument(
         "--out", required=True, help="output folder: clean/, removed.jsonl, manifest.json, train.jsonl.gz"
     )
@@ -352,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     if a.sample < 0 or a.ngram < 1:
         p.error("--sample must be >= 0 and --ngram >= 1")
-    a.command = "python -m botpsy.data.public_mix " + shlex.join(sys.argv[1:] if argv is None else argv)
+    a.command = "python -m botpsy.train.public_mix " + shlex.join(sys.argv[1:] if argv is None else argv)
     try:
         build(a)
     except ValueError as e:

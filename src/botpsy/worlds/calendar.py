@@ -16,18 +16,13 @@ from __future__ import annotations
 import random
 from datetime import date, datetime, timedelta
 
+from botpsy.protocol.prompt import runtime_system
 from botpsy.tools.calendar import TOOLS, CalendarState, Event
 from botpsy.tools.registry import CAPABILITY_REASONING, SUITES
 from botpsy.worlds.base import Task, World
 from botpsy.worlds.kit import TODAY, Builder, Recipe, SuiteDomain
 
-
-def system_prompt(today: date) -> str:
-    """The system text of the calendar assistant; the world and the runtime share it."""
-    return f"You are botpsy, a personal assistant on the user's device. Today is {today.strftime('%A')}, {today.strftime('%B')} {today.day}, {today.year}."
-
-
-SYSTEM = system_prompt(TODAY)
+SYSTEM = runtime_system(TODAY)
 
 SEED_TITLES = [
     "Team standup",

@@ -23,12 +23,13 @@ from typing import Any
 from pydantic import BaseModel
 
 from botpsy.protocol.messages import Message, ToolCall
+from botpsy.protocol.prompt import runtime_system
 from botpsy.tools.base import Tool, Toolbox
 from botpsy.tools.registry import CAPABILITY_REASONING, Suite, capability_answer
 from botpsy.worlds.base import Task, World
 
 TODAY = date(2026, 12, 1)
-SYSTEM = "You are botpsy, a personal assistant on the user's device. Today is Tuesday, December 1, 2026."
+SYSTEM = runtime_system(TODAY)
 REFUSAL_FACTS = [["can't", "cannot", "can not", "unable", "not able"]]
 
 Recipe = Callable[["Builder"], Task | None]
