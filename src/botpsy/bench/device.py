@@ -15,6 +15,9 @@ Figures:
 * cache-hit share per turn over a multi-turn conversation (prompt tokens reused / prompt tokens);
 * end-to-end seconds to the first tool call and to the final answer on world tasks;
 * peak resident memory (ru_maxrss) against the GGUF size;
+* decode tokens/s alone and beside one busy-looping process (a shared CPU), and `bench.startup`'s
+  fresh-process figures: the demo's first request cold, with the saved system block and warm,
+  and a `botpsy run` from process start split into import, load, setup, prefill and decode;
 * roofline: this machine's memory bandwidth (numpy copy of arrays far larger than the caches)
   divided by the bytes a decode step must read (the weights, ≈ the GGUF size), and the measured
   decode rate as a fraction of that bound.
@@ -32,6 +35,7 @@ import ctypes
 import ctypes.util
 import gc
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -43,6 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from botpsy.agent.loop import Agent, AgentConfig
+from botpsy.bench.startup import bench_startup, decode_under_load, startup_rows
 from botpsy.engine.load import load_engine
 from botpsy.export.gguf import read_header
 from botpsy.models import resolve
@@ -216,6 +221,13 @@ class BenchResult:
     bandwidth_gb_s: float = 0.0
     roofline_tok_s: float = 0.0
     roofline_fraction: float = 0.0
+    # `bench.startup`: the demo's first request in fresh processes, cold / with the saved prefix /
+    # warm, and a `botpsy run` from process start split into phases (StartupResult's fields).
+    startup: dict = field(default_factory=dict)
+    decode_quiet_tok_s: float = 0.0  # raw decode alone (mean of a reading before and after)...
+    decode_contended_tok_s: float = 0.0  # ...and beside one busy-looping process
+    contended_over_quiet: float = 0.0  # the target is >= 0.4 on a 2-core CPU
+    omp_wait_policy: str = ""  # what llama.cpp's OpenMP threads did at barriers (engine.llamacpp)
 
 
 def _raw_decode(engine, prompt_ids: list[int], n: int) -> float:
@@ -285,13 +297,20 @@ class _AgentRuns:
 
 
 def bench_model(
-    model: str | None, tasks: int = 3, decode_tokens: int = 64, threads: int | None = None, log=print
+    model: str | None,
+    tasks: int = 3,
+    decode_tokens: int = 64,
+    threads: int | None = None,
+    log=print,
+    startup: bool = True,
 ) -> BenchResult:
+    """Every figure of the module doc for one model; `startup` adds `bench.startup`'s processes."""
     spec = resolve(model)
     gguf_bytes = spec.base.stat().st_size + (spec.adapter.stat().st_size if spec.adapter else 0)
     reset_peak_rss()
     rss_before = peak_rss_mb()  # the interpreter and botpsy's imports, before llama.cpp loads anything
-    engine = load_engine(model, n_threads=threads)
+    # No state cache here: "cold" means an empty cache; `bench.startup` measures the saved prefix.
+    engine = load_engine(model, n_threads=threads, state_cache=None)
     domain = get_domain("calendar")
     fmt = engine.chat_format
     tools = [t.schema() for t in domain.tools]
@@ -345,6 +364,9 @@ def bench_model(
     raw_runs = [raw, _raw_decode(engine, prompt, decode_tokens)]
     raw = float(np.mean(raw_runs))
     rss = peak_rss_mb()
+    quiet, contended = decode_under_load(lambda: _raw_decode(engine, prompt, decode_tokens))
+    log(f"decode alone {quiet:.1f} tok/s, beside one busy process {contended:.1f} tok/s")
+    started = asdict(bench_startup(model, threads=threads, log=log)) if startup else {}
     kv = kv_cache_bytes(engine.llm, engine.n_ctx)
     bw = memory_bandwidth_gb_s()
     roof = bw * 1e9 / gguf_bytes
@@ -380,6 +402,11 @@ def bench_model(
         bandwidth_gb_s=round(bw, 2),
         roofline_tok_s=round(roof, 1),
         roofline_fraction=round(raw / roof, 4),
+        startup=started,
+        decode_quiet_tok_s=round(quiet, 1),
+        decode_contended_tok_s=round(contended, 1),
+        contended_over_quiet=round(contended / quiet, 3) if quiet else 0.0,
+        omp_wait_policy=os.environ.get("OMP_WAIT_POLICY", "PASSIVE (botpsy's default)"),
     )
     return res
 
@@ -617,7 +644,11 @@ def write_report(results: list[BenchResult], out_dir: Path) -> Path:
             "|---|" + "---|" * len(r.ttft_turns_ms),
             "| time to first token, ms | " + " | ".join(f"{x:.0f}" for x in r.ttft_turns_ms) + " |",
             "| prompt share from cache | " + " | ".join(f"{x:.1%}" for x in r.cache_hit_turns) + " |",
+            "",
+            f"Decode {r.decode_quiet_tok_s} tok/s alone, {r.decode_contended_tok_s} tok/s beside one busy "
+            f"process ({r.contended_over_quiet:.2f}×; OpenMP wait policy {r.omp_wait_policy}).",
         ]
+        rows += startup_rows(r.startup)
     writer.text("bench.md", "\n".join(rows) + "\n")
     with writer.figure("bench.png", 1, 2, figsize=(10, 4), dpi=110) as (fig, axes):
         names = [r.model for r in results]

@@ -216,3 +216,23 @@ def decode_under_load(decode, seconds_before: float = 0.5) -> tuple[float, float
         hog.wait()
     after = decode()
     return (before + after) / 2, contended
+
+
+def startup_rows(s: dict) -> list[str]:
+    """The `bench.startup` figures as markdown (none when they were not measured)."""
+    if not s:
+        return []
+    phases = list(s["run_cached_s"])
+    return [
+        "",
+        f"Demo's first request in a fresh process, time to first token: cold {s['ttft_cold_ms']:.0f} ms, "
+        f"with the saved system block {s['ttft_cold_cache_ms']:.0f} ms ({s['system_tokens']} tokens "
+        f"restored in {s['restore_ms']:.0f} ms from a {s['state_file_mb']} MB file), warm "
+        f"{s['ttft_warm_ms']:.0f} ms (cold-with-cache ÷ warm {s['cache_over_warm']:.2f}); the run that "
+        f"wrote the file {s['ttft_priming_ms']:.0f} ms.",
+        "",
+        "| botpsy run, s | " + " | ".join(phases) + " |",
+        "|---|" + "---|" * len(phases),
+        "| with the cache | " + " | ".join(f"{s['run_cached_s'][k]:.2f}" for k in phases) + " |",
+        "| without | " + " | ".join(f"{s['run_cold_s'][k]:.2f}" for k in phases) + " |",
+    ]
