@@ -38,3 +38,16 @@ def test_extra_buffer_types_can_be_turned_off_explicitly(tiny_qwen_gguf):
 
     eng = LlamaCppEngine(tiny_qwen_gguf["f16"], n_ctx=512, n_threads=1, extra_bufts=False)
     assert eng.extra_bufts is False and not eng.llm.model_params.use_extra_bufts
+
+
+def test_close_frees_the_model_once(tiny_qwen_gguf):
+    """`close()` is on the Engine protocol: the CLI frees llama.cpp's model before interpreter exit
+    (left to garbage collection, its free can run after the library is unloaded and print a traceback)."""
+    from botpsy.engine.llamacpp import LlamaCppEngine
+
+    eng = LlamaCppEngine(tiny_qwen_gguf["f16"], n_ctx=256, n_threads=1)
+    llm = eng.llm
+    eng.close()
+    eng.close()  # idempotent
+    assert not hasattr(eng, "llm")
+    assert llm._model.model is None  # llama.cpp's model freed now, not at garbage collection

@@ -8,6 +8,7 @@ parser loads neither.
 
 from __future__ import annotations
 
+import atexit
 import json
 import sys
 import tempfile
@@ -20,7 +21,9 @@ from botpsy.term import UsageError, console, out, say, styled
 def open_engine(model: str | None, n_ctx: int = 4096, threads: int | None = None):
     from botpsy.engine.load import load_engine
 
-    return load_engine(model, backend="llamacpp", n_ctx=n_ctx, n_threads=threads)
+    engine = load_engine(model, backend="llamacpp", n_ctx=n_ctx, n_threads=threads)
+    atexit.register(engine.close)  # before the interpreter unloads llama.cpp's library
+    return engine
 
 
 def _confirm_fn(yes: bool):

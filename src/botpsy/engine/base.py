@@ -112,6 +112,12 @@ class Engine(Protocol):
         """Forget any cached prefix: the next prompt is evaluated from scratch."""
         ...
 
+    def close(self) -> None:
+        """Free the model now (native memory, a server connection); the engine is not used after.
+        Idempotent. Left to garbage collection at interpreter exit, llama.cpp's free can run after
+        its library is unloaded and print a traceback."""
+        ...
+
     def tool_grammar(self, tools: list[dict], max_calls: int = 8) -> Any | None:
         """A grammar constraining tool calls to `tools`, passed back to `generate`; None: not supported."""
         ...
@@ -142,6 +148,9 @@ class EngineBase:
 
     def reset(self) -> None:
         """Nothing cached by default."""
+
+    def close(self) -> None:
+        """Nothing held by default."""
 
     def tool_grammar(self, tools: list[dict], max_calls: int = 8) -> Any | None:
         return None

@@ -280,6 +280,11 @@ class LlamaCppEngine(EngineBase):
 
         return lazy_tool_grammar(self, tools, max_calls=max_calls)
 
+    def close(self) -> None:
+        llm = self.__dict__.pop("llm", None)
+        if llm is not None:
+            llm.close()
+
     def tokenize(self, text: str) -> list[int]:
         """Markup parses special tokens; the data pieces of a `Block` never do (protocol.blocks)."""
         return encode(text, self._tokenize_markup, self._tokenize_text)
