@@ -90,6 +90,12 @@ def _last_logits(engine) -> np.ndarray:
     return np.ctypeslib.as_array(ptr, shape=(engine.llm.n_vocab(),)).copy()
 
 
+def _prompt_tokens_evaluated(engine) -> int:
+    import llama_cpp
+
+    return int(llama_cpp.llama_perf_context(engine.llm.ctx).n_p_eval)
+
+
 def _full_prefill_logits(engine, ids: list[int]) -> np.ndarray:
     engine.llm.reset()
     engine.llm.eval(ids)
@@ -172,6 +178,48 @@ def test_generate_uses_the_saved_state_and_counts_it_as_cached(tiny_qwen_gguf, t
     assert steps[0].cached_tokens == 0  # the first process prefilled everything
     assert steps[1].cached_tokens == n  # the second restored the system block
     assert steps[1].prompt_tokens == steps[0].prompt_tokens - n
+
+
+def test_a_new_conversation_on_a_hybrid_model_restores_instead_of_prefilling(tiny_qwen_gguf, tmp_path):
+    """The demo runs each request as a new conversation on one engine. An attention model keeps
+    the shared system block in memory; a hybrid one cannot drop the old conversation's tail, so
+    llama.cpp re-read the whole prompt (cached 0): now the block comes back from the file."""
+    from botpsy.agent.loop import Agent, AgentConfig
+    from botpsy.worlds import make_world
+    from botpsy.worlds.kit import TODAY
+
+    engine = _qwen(tiny_qwen_gguf["f16"], StateCache(tmp_path / "states"))
+    dom = get_domain("calendar")
+    tasks = dom.generate(2, 11, "eval")
+    config = AgentConfig(max_tokens=4, max_steps=1, thinking=False, tool_grammar=False)
+    firsts, evaluated = [], []
+    for task in tasks:
+        agent = Agent(engine, make_world(dom, task), task.system, config, today=TODAY)
+        before = _prompt_tokens_evaluated(engine)
+        firsts.append(agent.send(task.user).timings[0])
+        evaluated.append(_prompt_tokens_evaluated(engine) - before)
+    n = system_prefix_len(agent.trace.token_ids, engine.tokenize, engine.detokenize)
+    assert not engine.cheap_rollback
+    assert firsts[0].cached_tokens == 0 and firsts[1].cached_tokens == n
+    assert engine.prefix_states.last["hit"] is True
+    # what llama.cpp itself counted: the second conversation read only its own tokens
+    # (llama.cpp counts one-token batches as decode, hence the margins)
+    assert evaluated[0] >= n and evaluated[1] <= firsts[1].prompt_tokens < n / 4
+    engine.llm.close()
+
+
+def test_a_hybrid_re_read_is_not_reported_as_cached(tiny_qwen_gguf):
+    """Without the cache, a second prompt sharing only the system block makes llama.cpp read the
+    hybrid model's whole prompt again; the timing used to count the shared block as cached."""
+    engine = _qwen(tiny_qwen_gguf["f16"], None)
+    ids = _prompt(engine)
+    engine.generate(ids, max_tokens=2)
+    other = ids[:-8] + engine.tokenize("Is Monday free?") + ids[-8:]
+    before = _prompt_tokens_evaluated(engine)
+    timing = engine.generate(other, max_tokens=2).timing
+    assert timing.cached_tokens == 0 and timing.prompt_tokens == len(other)
+    assert _prompt_tokens_evaluated(engine) - before >= len(other) - 1
+    engine.llm.close()
 
 
 def test_a_changed_key_misses_and_a_stale_file_never_loads(tiny_qwen_gguf, tmp_path, caplog):
