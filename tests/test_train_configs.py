@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 
+from botpsy.data.mix_config import MixConfig
 from botpsy.train.dapo_config import DAPOConfig, OnPolicyConfig, field_help
 from botpsy.train.distill import MOPDConfig
 from botpsy.train.presets import STAGES, resolve
@@ -25,9 +26,12 @@ def test_every_field_has_help(cls):
 def test_sft_help_moved_from_comments_keeps_fields_and_defaults():
     # SFTStageConfig carried its help as trailing comments; with `field(metadata=...)` the fields,
     # their order (config.json, the recipe's dry run) and the tiny preset's defaults are the same.
+    # Since issue 34 the mix knobs are inherited from data.mix_config.MixConfig (their one home):
+    # they come first, `conversations` follows them, and the mix's `pool` is a knob of SFT too.
+    mix = [f.name for f in dataclasses.fields(MixConfig)]
+    assert [f.name for f in dataclasses.fields(SFTStageConfig)][: len(mix)] == mix
     assert [(f.name, f.default) for f in dataclasses.fields(SFTStageConfig)] == [
         ("domains", ("all",)),
-        ("conversations", 400),
         ("per_conversation", 3),
         ("retrieval_share", 0.25),
         ("tool_top_k", 12),
@@ -39,6 +43,8 @@ def test_sft_help_moved_from_comments_keeps_fields_and_defaults():
         ("vary_share", 0.5),
         ("resolve_dates", True),
         ("task_weights", ()),
+        ("pool", 8),
+        ("conversations", 400),
         ("seed", 0),
         ("lora_r", 16),
         ("lora_alpha", 32),

@@ -44,6 +44,7 @@ from datetime import date
 from botpsy.agent.dates import annotate, annotate_messages, answered_turn
 from botpsy.agent.loop import declined_result
 from botpsy.agent.retrieval import more_tools, select_tools
+from botpsy.data.mix_config import MixConfig
 from botpsy.data.synthetic_tools import synthetic_conversation
 from botpsy.protocol.formats import ChatFormat
 from botpsy.protocol.messages import Message
@@ -52,25 +53,6 @@ from botpsy.tools.registry import all_tools
 from botpsy.worlds import DOMAINS, get_domain
 from botpsy.worlds.base import ALL_TASK_KINDS, Task
 from botpsy.worlds.kit import CAPABILITY_QUESTIONS, SYSTEM, TODAY
-
-
-@dataclass(frozen=True)
-class MixConfig:
-    """How the SFT conversations are drawn; defaults are the tiny preset's."""
-
-    domains: tuple[str, ...] = ("all",)  # world names, or "all" for every world
-    per_conversation: int = 3  # requests per world conversation (amortises the system prompt)
-    retrieval_share: float = 0.25  # conversations shown the CLI's top-k tools over all suites
-    tool_top_k: int = 12  # k of that retrieval (the README's `chat --suites all --tool-top-k 12`)
-    declined_share: float = 0.08  # requests turned into a declined-confirmation turn where they can be
-    completed_share: float = 0.0  # missing-info requests given the user's answer up front
-    synthetic_share: float = 0.15  # conversations over procedurally generated unseen tools
-    synthetic_unlisted: float = 0.0  # share of those requests asking for an API no listed tool serves
-    synthetic_near_miss: float = 0.0  # share asking a listed tool's field for what it does not do
-    vary_share: float = 0.5  # requests given a surface variation (lead, tail, case, typo)
-    resolve_dates: bool = True  # append the agent's "(resolved: …)" line, as the runtime does
-    task_weights: tuple[str, ...] = ()  # "kind=W" or "writes=W" entries (see `task_weights`)
-    pool: int = 8  # with task weights, each conversation picks from pool × per_conversation tasks
 
 
 @dataclass

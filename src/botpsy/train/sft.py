@@ -33,7 +33,8 @@ from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
-from botpsy.data.mix import MixConfig, mix_conversations
+from botpsy.data.mix import mix_conversations
+from botpsy.data.mix_config import mix_of
 from botpsy.data.public import dataset_examples
 from botpsy.data.sft import mix_examples, prepend_bos, read_examples, write_jsonl
 from botpsy.engine.base import bos_ids
@@ -223,7 +224,7 @@ def training_examples(cfg: SFTStageConfig, tok, log=print) -> list[dict[str, lis
         fmt = ChatFormat("qwen35")
 
         tokenize = hf_encoder(tok)
-        convs = mix_conversations(cfg.conversations, cfg.seed, mix_config(cfg))
+        convs = mix_conversations(cfg.conversations, cfg.seed, mix_of(cfg))
         examples = mix_examples(convs, fmt, tokenize)
         sources: dict[str, int] = {}
         for c in convs:
@@ -242,23 +243,6 @@ def training_examples(cfg: SFTStageConfig, tok, log=print) -> list[dict[str, lis
             "raise sft.max_length"
         )
     return examples
-
-
-def mix_config(cfg: SFTStageConfig):
-    return MixConfig(
-        domains=tuple(cfg.domains),
-        per_conversation=cfg.per_conversation,
-        retrieval_share=cfg.retrieval_share,
-        tool_top_k=cfg.tool_top_k,
-        declined_share=cfg.declined_share,
-        completed_share=cfg.completed_share,
-        synthetic_share=cfg.synthetic_share,
-        synthetic_unlisted=cfg.synthetic_unlisted,
-        synthetic_near_miss=cfg.synthetic_near_miss,
-        vary_share=cfg.vary_share,
-        resolve_dates=cfg.resolve_dates,
-        task_weights=tuple(cfg.task_weights),
-    )
 
 
 def shared_system_prefix(ids: list[list[int]], labels: list[list[int]], block_end: Callable) -> int:

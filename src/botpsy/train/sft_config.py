@@ -5,7 +5,7 @@ the trainer, and the trainer's command line can resolve presets.
 
 Each field carries its help as `metadata={"help": ...}`, as the on-policy stages' configs do
 (`train/dapo_config.py`, TRL's style); `dapo_config.field_help(SFTStageConfig)` reads it. The mix
-fields (`domains` to `resolve_dates`) go to `data.mix.MixConfig`; LoRA is Hu et al. 2021, "LoRA:
+knobs are inherited from `data.mix_config.MixConfig`, their one home; LoRA is Hu et al. 2021, "LoRA:
 Low-Rank Adaptation of Large Language Models", arXiv:2106.09685.
 """
 
@@ -13,69 +13,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from botpsy.data.mix_config import MixConfig
+
 
 @dataclass(frozen=True)
-class SFTStageConfig:
-    """Knobs of the SFT stage; defaults are the tiny preset's."""
+class SFTStageConfig(MixConfig):
+    """Knobs of the SFT stage; defaults are the tiny preset's. The mix knobs (`domains`,
+    `per_conversation`, `synthetic_share`, …) are inherited from `data.mix_config.MixConfig`."""
 
-    domains: tuple[str, ...] = field(
-        default=("all",),
-        metadata={
-            "help": "worlds to draw gold conversations from: world names, 'all' (every world), or "
-            "'world=W' to give one W turns of the round-robin (e.g. all,calendar=3)"
-        },
-    )
     conversations: int = field(
         default=400,
         metadata={"help": "training conversations generated (each holds `per_conversation` requests)"},
-    )
-    per_conversation: int = field(
-        default=3, metadata={"help": "requests per world conversation (amortises the system prompt)"}
-    )
-    retrieval_share: float = field(
-        default=0.25,
-        metadata={"help": "share of conversations shown the CLI's top-k retrieved tools over all suites"},
-    )
-    tool_top_k: int = field(
-        default=12,
-        metadata={"help": "k of that retrieval (the README's `chat --suites all --tool-top-k 12`)"},
-    )
-    declined_share: float = field(
-        default=0.08,
-        metadata={"help": "share of requests turned into a declined-confirmation turn where they can be"},
-    )
-    completed_share: float = field(
-        default=0.0,
-        metadata={"help": "share of missing-info requests given the user's answer up front (no ask)"},
-    )
-    synthetic_share: float = field(
-        default=0.15, metadata={"help": "share of conversations over procedurally generated unseen tools"}
-    )
-    synthetic_unlisted: float = field(
-        default=0.0,
-        metadata={"help": "share of unseen-tool requests that ask for an API no listed tool serves"},
-    )
-    synthetic_near_miss: float = field(
-        default=0.0,
-        metadata={
-            "help": "share of unseen-tool requests that ask a listed tool's field for something it does "
-            "not do, or a listed calculator without its values"
-        },
-    )
-    vary_share: float = field(
-        default=0.5,
-        metadata={"help": "share of requests given a surface variation (lead, tail, case, typo)"},
-    )
-    resolve_dates: bool = field(
-        default=True,
-        metadata={"help": "append the agent's '(resolved: …)' line to user turns, as at run time"},
-    )
-    task_weights: tuple[str, ...] = field(
-        default=(),
-        metadata={
-            "help": "reweight the worlds' tasks by kind, and 'writes' for those whose first gold call "
-            "changes data or sends, e.g. parallel=2,no_call=0.5,writes=3; unnamed keys weigh 1"
-        },
     )
     seed: int = field(
         default=0,
