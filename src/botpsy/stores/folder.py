@@ -117,10 +117,11 @@ class FolderStore:
                     target = os.readlink(item.name, dir_fd=fd)
                 except OSError:
                     continue  # replaced while we looked
-                real = os.path.realpath(self.root / rel)
-                state.entries[rel] = Entry(
-                    kind="link", target=target, escapes=not self._inside(real), source=rel
-                )
+                try:
+                    escapes = not self._inside(os.path.realpath(self.root / rel))
+                except OSError:  # the path changed while it was resolved: assume the worst
+                    escapes = True
+                state.entries[rel] = Entry(kind="link", target=target, escapes=escapes, source=rel)
             elif stat.S_ISDIR(st.st_mode):
                 try:
                     child = os.open(item.name, NOFOLLOW_DIR, dir_fd=fd)
