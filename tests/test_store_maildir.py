@@ -178,3 +178,16 @@ def test_a_mail_without_message_id_keeps_its_id_across_moves(ws):
     junk = next(m for m in listed if m["subject"] in ("", "(unreadable message)"))
     call(ws, "move_email", email_id=junk["id"], folder="archive")
     assert call(ws, "read_email", email_id=junk["id"])["folder"] == "archive"
+
+
+def test_every_hostile_mail_can_be_replied_to_forwarded_and_deleted(ws):
+    listed = call(ws, "list_emails", limit=50)["emails"]
+    for m in listed:
+        call(ws, "forward_email", email_id=m["id"], to=["bob@example.com"], note="FYI")
+        if m.get("from"):
+            call(ws, "reply_to_email", email_id=m["id"], body="Thanks")
+        call(ws, "delete_email", email_id=m["id"])
+    sent = call(ws, "list_emails", folder="sent", limit=50)["emails"]
+    assert len(sent) >= len(listed) and len(
+        call(ws, "list_emails", folder="trash", limit=50)["emails"]
+    ) == len(listed)
