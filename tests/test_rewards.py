@@ -234,3 +234,23 @@ def test_loop_penalty(completion, expected):
     from botpsy.train.rewards import loop_penalty
 
     assert loop_penalty(completion) == expected
+
+
+def test_each_completion_is_parsed_once_for_all_rewards(monkeypatch):
+    """RL1's three rewards (and tool_reward's sum) read one parse of a completion (issue 34)."""
+    from botpsy.data import turns
+
+    calls = []
+    real = turns.parse_completion
+
+    def counting(*a, **k):
+        calls.append(a[0])
+        return real(*a, **k)
+
+    monkeypatch.setattr(turns, "parse_completion", counting)
+    turns._parse.cache_clear()
+    item = turns.turn_items(get_domain("calendar").generate(3, 7, "train"))[0]
+    text = "ok\n</think>\n\nA text no other test parses."
+    for fn in (turns.format_reward, turns.call_reward, turns.success_reward, turns.tool_reward):
+        fn(text, item)
+    assert calls.count(text) == 1

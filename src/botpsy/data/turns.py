@@ -33,6 +33,7 @@ import copy
 import json
 from collections import Counter
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 from botpsy.agent.dates import annotate_messages
@@ -106,8 +107,17 @@ def _schemas(domain: Domain) -> dict[str, dict[str, Any]]:
 
 
 def parse(completion: str, item: TurnItem, fmt: str = "qwen35") -> Parsed:
-    """The completion parsed as the runtime parses it, with the domain's schemas."""
-    return parse_completion(completion, fmt, _schemas(item.domain), thinking=True)  # type: ignore[arg-type]
+    """The completion parsed as the runtime parses it, with the domain's schemas.
+
+    Parsed once per (completion, domain, format): the RL rewards each read the same parse (format,
+    call credit and success asked for it five times per completion before). Callers must not
+    change the `Parsed` they get."""
+    return _parse(completion, item.task.domain, fmt)
+
+
+@lru_cache(maxsize=4096)
+def _parse(completion: str, domain: str, fmt: str) -> Parsed:
+    return parse_completion(completion, fmt, _schemas(get_domain(domain)), thinking=True)  # type: ignore[arg-type]
 
 
 def format_reward(completion: str, item: TurnItem, fmt: str = "qwen35") -> float:
