@@ -5,7 +5,10 @@ content, calls or `ParseError`s. Issue 14 item 3 found a 5,000-digit integer esc
 parser (Python's int-digit limit raises ValueError from `json.loads`). This drives 10,000 inputs
 per format (seeded, a few seconds) through the parser with and without tool schemas: mutations of
 well-formed calls (cut, repeat, splice in tags, huge numbers, deep nesting, nulls, control
-characters) and fully random strings over the format's own vocabulary.
+characters) and fully random strings over the format's own vocabulary; a fifth of them without
+their call tags (hermes models write bare or fenced JSON, issue 36 item 11), and a sixth of the
+schema sets malformed (issue 36 item 9: 181 of 35,000 parses escaped with AttributeError and
+TypeError from a broken schema before `check_arguments` named the schema instead).
 
 Run more as a script: `python tests/test_protocol_fuzz.py 100000` prints cases and escapes.
 """
@@ -115,24 +118,64 @@ def random_text(rng: random.Random) -> str:
     )
 
 
+JUNK = [None, 5, "string", [], {}, [1, "x"], {"type": 7}, {"type": ["string", 3]}, {"enum": 3}, "x" * 300]
+
+
+def malformed_tools(rng: random.Random) -> dict:
+    """The suites' schemas with a few fields replaced by junk, as a buggy MCP server or client sends
+    them (issue 36, item 9): the parser must still never raise."""
+    tools = {k: dict(v) for k, v in TOOLS.items()}
+    for name in rng.sample(sorted(tools), 6):
+        schema = dict(tools[name])
+        props = dict(schema.get("properties") or {})
+        for _ in range(rng.randint(1, 3)):
+            where = rng.randrange(4)
+            if where == 0:
+                schema[rng.choice(["type", "properties", "required", "additionalProperties"])] = rng.choice(
+                    JUNK
+                )
+            elif where == 1 and props:
+                props[rng.choice(sorted(props))] = rng.choice(JUNK)
+            elif where == 2 and props:
+                key = rng.choice(sorted(props))
+                props[key] = {
+                    **(props[key] if isinstance(props[key], dict) else {}),
+                    rng.choice(["type", "enum", "items", "properties", "minimum"]): rng.choice(JUNK),
+                }
+            else:
+                tools[name] = rng.choice(JUNK)
+        if isinstance(tools[name], dict):
+            schema["properties"] = props if rng.random() < 0.8 else schema.get("properties")
+            tools[name] = schema
+    return tools
+
+
 def cases(n: int, seed: int = 0):
+    """(format, text, tools): mutated and random outputs; a fifth without their call tags (hermes
+    models write bare or fenced JSON, issue 36 item 11); tools none, the suites', or malformed."""
     rng = random.Random(seed)
     base = seeds()
     for k in range(n):
         fmt, text = base[k % len(base)]
-        yield fmt, (random_text(rng) if k % 5 == 4 else mutate(text, rng)), k % 3 != 0
+        text = random_text(rng) if k % 5 == 4 else mutate(text, rng)
+        if k % 5 == 2:
+            text = text.replace("<tool_call>", "").replace("</tool_call>", rng.choice(["", "```", "\n"]))
+            if rng.random() < 0.5:
+                text = "ok\n</think>\n\n```json\n" + text.split("</think>")[-1].strip() + "\n```"
+        tools = (None, TOOLS, malformed_tools(rng) if k % 6 == 5 else TOOLS)[k % 3]
+        yield fmt, text, tools
 
 
 def run(n: int, seed: int = 0) -> tuple[int, list[str]]:
     """Parse `n` inputs per format; (cases run, one line per exception that escaped)."""
     escapes, count = [], 0
-    for fmt_seed, text, with_tools in cases(n, seed):
+    for fmt_seed, text, tools in cases(n, seed):
         for fmt in ("qwen35", "hermes"):
             if fmt != fmt_seed and count % 2:  # half the inputs also cross formats
                 continue
             count += 1
             try:
-                parsed = parse_completion(text, fmt, TOOLS if with_tools else None, thinking=count % 4 != 0)
+                parsed = parse_completion(text, fmt, tools, thinking=count % 4 != 0)
                 for e in parsed.errors:
                     e.as_tool_result()  # what the agent sends back must be writable too
             except Exception as e:  # the property under test: nothing escapes
@@ -175,3 +218,21 @@ if __name__ == "__main__":
     if escapes:
         traceback.print_exc()
     sys.exit(1 if escapes else 0)
+
+
+@pytest.mark.parametrize(
+    "params, value",
+    [
+        (None, '"a"'),
+        ({"properties": []}, '"a"'),
+        ({"properties": {"x": "string"}}, '"a"'),
+        ({"properties": {"x": {"type": "array", "items": 3}}}, '["a"]'),
+        ({"properties": {"x": {"type": "string", "enum": 5}}}, '"a"'),
+        ({"properties": {"x": {}}, "required": "x"}, '"a"'),
+    ],
+)
+def test_a_malformed_schema_is_a_parse_error_naming_the_tool(params, value):
+    text = 'ok\n</think>\n\n<tool_call>\n{"name": "f", "arguments": {"x": ' + value + "}}\n</tool_call>"
+    parsed = parse_completion(text, "hermes", {"f": params})
+    assert not parsed.calls and [e.kind for e in parsed.errors] == ["bad_arguments"]
+    assert "f: the tool's parameter schema is malformed" in parsed.errors[0].message
