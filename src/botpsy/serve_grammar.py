@@ -26,6 +26,7 @@ import inspect
 import json
 from typing import Any
 
+from botpsy.engine.llamacpp import _quiet_stderr
 from botpsy.serve_errors import BadRequest
 from botpsy.serve_options import Options
 
@@ -161,7 +162,6 @@ def _check_parses(engine: Any, grammar: Any, what: str) -> None:
     if llm is None:
         return
     from botpsy.engine.grammar import GrammarGate
-    from botpsy.engine.llamacpp import _quiet_stderr
 
     try:
         # llama.cpp prints a refused grammar whole to stderr: a client must not fill the log.
