@@ -24,7 +24,17 @@ def workspace(tmp_path):
 
 
 def server_cmd(ws: Workspace, suites: str = "notes,email,banking") -> list[str]:
-    return [sys.executable, "-m", "botpsy.mcp_server", "--workspace", str(ws.root), "--suites", suites]
+    # The test's client stands for the user's own app, which confirms calls (grants' "ask").
+    return [
+        sys.executable,
+        "-m",
+        "botpsy.mcp_server",
+        "--workspace",
+        str(ws.root),
+        "--suites",
+        suites,
+        "--client-confirms",
+    ]
 
 
 def test_round_trip_with_the_official_client(workspace):

@@ -29,7 +29,9 @@ def ws(tmp_path):
 
 def _snapshot(root):
     return {
-        p: (p.read_bytes(), p.stat().st_mode) for p in root.rglob("*") if p.is_file() and "lock" not in p.name
+        p: (p.read_bytes(), p.stat().st_mode)
+        for p in root.rglob("*")
+        if p.is_file() and "lock" not in p.name and p.name != "journal.jsonl"
     }
 
 

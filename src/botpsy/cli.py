@@ -160,6 +160,7 @@ def cmd_mcp_serve(a) -> int:
     from botpsy.mcp_server import main as mcp_main
 
     argv = ["--suites", a.suites] + (["--workspace", a.workspace] if a.workspace else [])
+    argv += ["--client-confirms"] if a.client_confirms else []
     return mcp_main(argv)
 
 
@@ -355,6 +356,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp = mcp.add_parser("serve", help="serve the tool suites over MCP (stdio)")
     sp.add_argument("--workspace", help="workspace folder (default ~/.botpsy/workspace)")
     sp.add_argument("--suites", default="", help="comma-separated suites (default: all)")
+    sp.add_argument(
+        "--client-confirms",
+        action="store_true",
+        help="your MCP app confirms each call with you: let tools your grants 'ask' for run",
+    )
     sp.set_defaults(fn=cmd_mcp_serve)
 
     exp = sub.add_parser("export", help="build and export models to GGUF").add_subparsers(

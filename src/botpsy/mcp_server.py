@@ -10,8 +10,13 @@ call runs as one workspace transaction, like a call from the local agent. A refu
 store problem comes back as a result with `is_error` set, so the calling model can read the
 reason and correct itself; the server keeps running.
 
-The server never asks for confirmation: a client that calls a mutating tool has decided. Clients
-should confirm sensitive calls with their user, as botpsy's agent does from the labels.
+The user's grants (`botpsy grants`) are enforced here as everywhere, by `Workspace.execute`: a
+tool set to `deny` is refused whatever the client sends and however often it retries. The server
+has no human at hand to ask, so a tool set to `ask` (by default every mutating, egress or
+sensitive tool) is refused too, with how to allow it — unless the server is started with
+`--client-confirms`, which says the client is the user's own app and confirms each tool call
+with them (as MCP asks hosts to); then `ask` counts as approved by that client. Each call and
+its decision go to the workspace journal with `channel: "mcp"`.
 """
 
 from __future__ import annotations
@@ -70,6 +75,17 @@ def call_result(workspace: Workspace, name: str, arguments: dict[str, Any]) -> t
     return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=structured)
 
 
+def never_approved(tool: Tool, arguments: dict[str, Any]) -> bool:
+    return False
+
+
+def use_grants(workspace: Workspace, client_confirms: bool = False) -> Workspace:
+    """An MCP server's workspace: journaled as `mcp`; `ask` refused unless the client confirms."""
+    workspace.control.channel = "mcp"
+    workspace.control.approver = None if client_confirms else never_approved
+    return workspace
+
+
 def build_server(workspace: Workspace) -> Server:
     tools = {t.name: t for t in workspace.toolbox}
 
@@ -105,10 +121,16 @@ def main(argv: list[str] | None = None) -> int:
         "--workspace", type=Path, default=None, help="workspace folder (default ~/.botpsy/workspace)"
     )
     parser.add_argument("--suites", default="", help="comma-separated suites to serve (default: all)")
+    parser.add_argument(
+        "--client-confirms",
+        action="store_true",
+        help="the client is your own app and confirms every tool call with you: tools your grants "
+        "set to 'ask' may run (a 'deny' is refused regardless)",
+    )
     args = parser.parse_args(argv)
     suites = [s.strip() for s in args.suites.split(",") if s.strip()] or None
     try:
-        workspace = Workspace(args.workspace, suites=suites)
+        workspace = use_grants(Workspace(args.workspace, suites=suites), args.client_confirms)
     except ValueError as e:
         print(f"botpsy mcp serve: {e}", file=sys.stderr)
         return 2

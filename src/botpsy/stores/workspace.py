@@ -29,6 +29,7 @@ from pydantic import BaseModel
 
 from botpsy.stores import ics
 from botpsy.stores.common import StoreError, os_error
+from botpsy.stores.control import Control, Run
 from botpsy.stores.folder import FolderStore
 from botpsy.stores.maildir import MaildirStore
 from botpsy.stores.sqlite import SqliteStore
@@ -84,6 +85,7 @@ class Workspace:
         self.toolbox = Toolbox([t for s in self.suites for t in SUITES[s].tools] + list(extra_tools or []))
         self._suite_of = {t.name: s for s in self.suites for t in SUITES[s].tools}
         self.store_errors: list[str] = []
+        self.control = Control(self)  # grants, journal, undo data: the user's control over calls
 
     # ---- paths and stores --------------------------------------------------------------------
     @property
@@ -125,6 +127,17 @@ class Workspace:
         """
         if name not in self.toolbox:
             raise ToolError(f"there is no tool {name!r}; available: {', '.join(self.toolbox.names())}")
+        # The user's grants decide first (a refusal is journaled and raised); then the call runs
+        # and its decision, result and changes are journaled (`botpsy.stores.control`).
+        run = self.control.admit(self.toolbox[name], self._suite_of.get(name), arguments)
+        try:
+            result = self._run(name, arguments, run)
+        except (ToolError, StoreError) as e:
+            self.control.finish(run, error=str(e))
+            raise
+        return self.control.finish(run, result)
+
+    def _run(self, name: str, arguments: dict[str, Any], run: Run) -> Any:
         tool = self.toolbox[name]
         suite = self._suite_of.get(name)
         phase = "tool"  # which step raised: only the tool's own failure is blamed on the arguments
@@ -133,9 +146,13 @@ class Workspace:
                 return tool(None, **arguments)
             bound = tool.bind(arguments)  # refuse bad arguments before touching any store
             phase = "read"
-            with self.store(suite).transaction(write=tool.labels.mutates) as state:
+            with self.store(suite).transaction(
+                write=tool.labels.mutates and not self.control.dry_run
+            ) as state:
+                run.started(state)
                 phase = "tool"
                 result = tool.fn(state, **bound)
+                run.ran(state)
                 phase = "save"
             return result
         except (ToolError, StoreError):
