@@ -26,7 +26,6 @@ import inspect
 import json
 from typing import Any
 
-from botpsy.engine.llamacpp import _quiet_stderr
 from botpsy.serve_errors import BadRequest
 from botpsy.serve_options import Options
 
@@ -158,15 +157,8 @@ def _reasoning_gbnf() -> str:
 
 def _check_parses(engine: Any, grammar: Any, what: str) -> None:
     """Let llama.cpp parse the grammar now, while the request can still be refused with a 400."""
-    llm = getattr(engine, "llm", None)
-    if llm is None:
-        return
-    from botpsy.engine.grammar import GrammarGate
-
     try:
-        # llama.cpp prints a refused grammar whole to stderr: a client must not fill the log.
-        with _quiet_stderr():
-            GrammarGate(llm, grammar).close()
+        engine.check_grammar(grammar)
     except ValueError:
         raise BadRequest(
             f"{what} cannot be enforced: llama.cpp refused the grammar built from this request "

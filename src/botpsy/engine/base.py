@@ -122,6 +122,11 @@ class Engine(Protocol):
         """A grammar constraining tool calls to `tools`, passed back to `generate`; None: not supported."""
         ...
 
+    def check_grammar(self, grammar: Any) -> None:
+        """Raise ValueError now if the engine cannot run `grammar` (a GBNF text or object); nothing
+        when it can, or when it takes no grammars. Lets a server refuse a request before generating."""
+        ...
+
     def generate(
         self,
         prompt_ids: list[int],
@@ -154,3 +159,6 @@ class EngineBase:
 
     def tool_grammar(self, tools: list[dict], max_calls: int = 8) -> Any | None:
         return None
+
+    def check_grammar(self, grammar: Any) -> None:
+        """No grammars, nothing to check."""

@@ -280,6 +280,14 @@ class LlamaCppEngine(EngineBase):
 
         return lazy_tool_grammar(self, tools, max_calls=max_calls)
 
+    def check_grammar(self, grammar) -> None:
+        """Let llama.cpp parse `grammar` (ValueError when it refuses), quietly: llama.cpp prints a
+        refused grammar whole to stderr, and a server's client must not fill the log."""
+        from botpsy.engine.grammar import GrammarGate  # imports llama_cpp
+
+        with _quiet_stderr():
+            GrammarGate(self.llm, grammar).close()
+
     def close(self) -> None:
         llm = self.__dict__.pop("llm", None)
         if llm is not None:
