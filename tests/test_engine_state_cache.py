@@ -304,6 +304,17 @@ def test_the_folder_stays_within_its_bound_least_recently_used_out(tiny_qwen_ggu
     engine.llm.close()
 
 
+def test_one_process_writes_a_bounded_number_of_files(tiny_qwen_gguf, tmp_path):
+    """An evaluation whose items each bring their own tools must not write a file per item."""
+    cache = StateCache(tmp_path / "states", max_saves=2)
+    engine = _qwen(tiny_qwen_gguf["f16"], cache)
+    for k in range(3):
+        engine.llm.reset()
+        assert engine.prefix_states.prepare(_prompt(engine, f"You are assistant number {k}. " * 8)) == 0
+    assert len(cache.entries()) == 2 and not cache.disabled
+    engine.llm.close()
+
+
 def test_an_unwritable_folder_turns_the_cache_off_with_one_line(tiny_qwen_gguf, tmp_path, caplog):
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")

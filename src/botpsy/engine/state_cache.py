@@ -57,7 +57,11 @@ FORMAT = 1
 TRAILER = struct.Struct("<II8s")  # meta length, CRC-32 of everything before the trailer, magic
 MAGIC = b"BPSYSTC1"
 SUFFIX = ".state"
-DEFAULT_MAX_MB = 1024
+DEFAULT_MAX_MB = 512
+# Files one process writes into one folder at most. A `botpsy run` writes one; an evaluation whose
+# every item brings its own tools (BFCL) would otherwise write a never-reused file per item.
+MAX_SAVES = 8
+_saves: dict[Path, int] = {}  # folder -> files this process wrote there
 MIN_PREFIX_TOKENS = 32  # a shorter system block costs less to prefill than a file is worth
 _SAMPLE = 1 << 20  # bytes hashed at each end of a model file
 
@@ -161,9 +165,10 @@ def system_prefix_len(ids: list[int], tokenize, detokenize) -> int:
 class StateCache:
     """A folder of saved prefix states, bounded to `max_bytes` (least recently used out first)."""
 
-    def __init__(self, folder: str | Path, max_bytes: int | None = None):
+    def __init__(self, folder: str | Path, max_bytes: int | None = None, max_saves: int = MAX_SAVES):
         self.folder = Path(folder).expanduser()
         self.max_bytes = default_max_bytes() if max_bytes is None else max_bytes
+        self.max_saves = max_saves
         self.disabled = False  # set after the folder turned out unwritable (logged once)
 
     @classmethod
@@ -246,8 +251,9 @@ class StateCache:
         """Write the state of sequence 0 (which must hold exactly `ids`) atomically; None if not."""
         import llama_cpp
 
-        if self.disabled:
+        if self.disabled or _saves.get(self.folder, 0) >= self.max_saves:
             return None
+        _saves[self.folder] = _saves.get(self.folder, 0) + 1
         path = self.path(key, ids)
         tmp = None
         try:
