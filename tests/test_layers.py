@@ -55,6 +55,7 @@ LAYERS: list[tuple[str, ...]] = [
         "cli",
         "cli_agent",
         "cli_eval",
+        "cli_control",
         "serve",
         "serve_chat",
         "serve_errors",
@@ -509,7 +510,7 @@ def test_the_entry_point_exception_is_limited_to_the_cli_commands(src, scope, ta
 
 def test_the_cli_modules_use_the_exception_and_nothing_else_does():
     used = {imp.src for imp in IMPORTS if _cli_exception(imp)}
-    assert used == {"cli", "cli_agent", "cli_eval"}, used
+    assert used == {"cli", "cli_agent", "cli_control", "cli_eval"}, used
     assert "build_parser" not in COMMAND_SCOPES["cli"] and "register" not in COMMAND_SCOPES["cli_eval"]
     assert {"cmd_run", "open_engine", "_ChatPrinter"} <= COMMAND_SCOPES["cli_agent"]
     assert {"cmd_recipe", "cmd_serve"} <= COMMAND_SCOPES["cli"]

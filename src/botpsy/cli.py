@@ -1,7 +1,8 @@
 """botpsy's command line. Every failure a user can cause ends in one clear line, never a traceback.
 
 Commands: run, chat, demo, tasks generate|check, eval worlds|bfcl|tau2|ifbench|report, recipe, serve,
-bench, mcp serve, export tiny|shapes, tools list.
+bench, mcp serve, export tiny|shapes, tools list, grants list|set|unset|reset, log, undo (the last
+three in `cli_control.py`).
 Set BOTPSY_DEBUG=1 to see tracebacks of unexpected errors. run, chat and demo live in
 `cli_agent.py`, the eval commands in `cli_eval.py`; this module builds the parser and runs `main`.
 
@@ -20,7 +21,7 @@ import os
 import sys
 from pathlib import Path
 
-from botpsy import cli_eval
+from botpsy import cli_control, cli_eval
 from botpsy.bench import shapes_options
 from botpsy.cli_agent import cmd_chat, cmd_demo, cmd_run, open_engine
 from botpsy.engine.base import BACKENDS, EngineError
@@ -243,6 +244,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("run", help="answer one request")
     sp.add_argument("request")
     sp.add_argument("--json", action="store_true", help="print the trace as JSON")
+    sp.add_argument(
+        "--dry-run", action="store_true", help="preview every action (what would change) and apply none"
+    )
     model_args(sp)
     retrieval_args(sp)
     sp.set_defaults(fn=cmd_run)
@@ -380,6 +384,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     shapes_options.add_arguments(sp)
     sp.set_defaults(fn=cmd_export_shapes)
+
+    cli_control.add_parsers(sub, Path.home() / ".botpsy" / "workspace")
 
     tools = sub.add_parser("tools", help="the installed tools").add_subparsers(dest="sub", required=True)
     sp = tools.add_parser("list")

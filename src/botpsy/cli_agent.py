@@ -15,6 +15,7 @@ import tempfile
 from contextlib import contextmanager
 from datetime import date
 
+from botpsy.cli_control import wire
 from botpsy.term import UsageError, console, out, say, styled
 
 
@@ -194,17 +195,29 @@ def cmd_run(a) -> int:
         )
     engine = open_engine(a.model, n_ctx=a.n_ctx, threads=a.threads)
     env = _workspace(a.workspace, a.suites)
+    # Grants, the preview in the confirmation, the journal and --dry-run (cli_control.wire).
+    confirm, confirm_data, on_event = wire(
+        env,
+        _confirm_fn(a.yes),
+        _confirm_data_fn(a.yes),
+        None if a.json else _print_event,
+        a.yes,
+        a.dry_run,
+        not a.json,
+    )
     agent = Agent(
         engine,
         env,
         _system_today(),
         _agent_config(a, engine),
-        _confirm_fn(a.yes),
-        confirm_data=_confirm_data_fn(a.yes),
-        on_event=None if a.json else _print_event,
+        confirm,
+        confirm_data=confirm_data,
+        on_event=on_event,
         today=date.today(),
     )
     trace = agent.send(a.request)
+    if a.dry_run:
+        say(console, ("dry run:", "yellow"), " every action was previewed; nothing was changed")
     if a.json:
         d = trace.to_dict()
         d["model"] = engine.name
@@ -265,14 +278,17 @@ def cmd_chat(a) -> int:
     env = _workspace(a.workspace, a.suites, extra)
     config = _agent_config(a, engine)
     printer = _ChatPrinter(config.thinking)
+    confirm, confirm_data, on_event = wire(
+        env, _confirm_fn(a.yes), _confirm_data_fn(a.yes), printer.event, a.yes
+    )
     agent = Agent(
         engine,
         env,
         _system_today(),
         config,
-        _confirm_fn(a.yes),
-        confirm_data=_confirm_data_fn(a.yes),
-        on_event=printer.event,
+        confirm,
+        confirm_data=confirm_data,
+        on_event=on_event,
         on_text=printer.stream.feed,
         today=date.today(),
     )

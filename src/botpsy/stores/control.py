@@ -37,12 +37,11 @@ from botpsy.stores import changes as ch
 from botpsy.stores.common import StoreError
 from botpsy.stores.grants import Grant, Grants, denied_message, needs_approval_message
 from botpsy.stores.journal import Journal
+from botpsy.stores.preview import Preview, egress_of, not_undoable, preview
 from botpsy.tools.base import Tool, ToolError
 from botpsy.tools.registry import SUITES
 
 RESULT_CHARS = 2000
-# Where an egress call's data goes, by the argument that names it (first present wins).
-DESTINATION_ARGS = ("to", "recipient", "contact", "payee", "to_account", "account", "bill_id", "flight_id")
 
 
 def call_key(name: str, arguments: dict[str, Any]) -> str | None:
@@ -50,31 +49,6 @@ def call_key(name: str, arguments: dict[str, Any]) -> str | None:
         return name + json.dumps(arguments, sort_keys=True, default=str)
     except (ValueError, TypeError, RecursionError):
         return None  # arguments JSON cannot hold match no approval: asked again, never waved through
-
-
-def egress_of(tool: Tool, arguments: dict[str, Any]) -> dict[str, Any] | None:
-    if not tool.labels.egress:
-        return None
-    where = next((arguments[a] for a in DESTINATION_ARGS if arguments.get(a)), None)
-    return {"sent": arguments, "to": where if where is not None else f"the {tool.suite or 'outside'} service"}
-
-
-def not_undoable(tool: Tool, suite: str | None, changes: list[dict[str, Any]]) -> str | None:
-    """Why a call's change cannot be taken back, or None when it can."""
-    if tool.labels.egress:
-        return (
-            f"{tool.name} sent data off the device (an email, a message or a payment cannot be called back)"
-        )
-    if suite is None:
-        return f"{tool.name} is an external tool; botpsy does not hold its data"
-    added = [c["after"] for c in changes if c["before"] is None]
-    for c in changes:
-        b = c["before"]
-        if isinstance(b, dict) and b.get("kind") == "file" and b.get("content") is None and b not in added:
-            return f"{c['record'].partition('/')[2]} is a binary or large file whose bytes were not kept"
-        if isinstance(b, dict) and c["after"] is None and b.get("attachments"):
-            return f"the attachments of {c['record']} were deleted and their bytes were not kept"
-    return None
 
 
 class Run:
@@ -158,6 +132,10 @@ class Control:
             write_atomic(path, lambda f: f.write(data))
             os.chmod(path, 0o600)
         return sha
+
+    def preview(self, name: str, arguments: dict[str, Any]) -> Preview:
+        """What the call would change, computed on an unsaved copy (`botpsy.stores.preview`)."""
+        return preview(self.ws, name, arguments)
 
     # ---- the journal ------------------------------------------------------------------------
     def log(
