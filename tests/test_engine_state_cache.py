@@ -150,6 +150,31 @@ def test_embedded_model_with_adapter_resumes_with_full_prefill_logits(tmp_path):
     assert "+" in engine.name  # the adapter is applied
 
 
+@pytest.mark.slow
+def test_a_miss_on_an_attention_model_keeps_the_shared_start_of_the_block(tmp_path):
+    """Two evaluation items with the same system text and other tools: the second item's block is
+    a miss, but the tokens it shares with the first stay in memory (as before the cache existed)."""
+    engine = _embedded(StateCache(tmp_path / "states"))
+    fmt, tools = engine.chat_format, [t.schema() for t in get_domain("calendar").tools]
+    request = engine.tokenize(fmt.user("What do I have on Friday?") + fmt.generation_prompt(True))
+    first = engine.tokenize(fmt.system(tools[:2], "You are botpsy.")) + request
+    second = engine.tokenize(fmt.system(tools[:1] + tools[2:3], "You are botpsy.")) + request
+    shared = 0
+    for a, b in zip(first, second, strict=False):
+        if a != b:
+            break
+        shared += 1
+    engine.generate(first, max_tokens=1)
+    timing = engine.generate(second, max_tokens=1).timing
+    assert engine.prefix_states.last["hit"] is False and shared > 20
+    assert timing.cached_tokens == shared and timing.prompt_tokens == len(second) - shared
+    logits = _last_logits(engine)
+    engine.llm.reset()
+    engine.llm.eval(second)
+    assert int(_last_logits(engine).argmax()) == int(logits.argmax())
+    engine.llm.close()
+
+
 @pytest.mark.parametrize("quant", ["f16", "Q4_K_M"])
 def test_hybrid_qwen35_resumes_with_full_prefill_logits(tiny_qwen_gguf, tmp_path, quant):
     """Qwen3.5's Gated DeltaNet layers keep a recurrent state, not per-token cells: it must be in

@@ -337,8 +337,8 @@ class LlamaCppEngine(EngineBase):
             self.llm.reset()
         t0 = time.perf_counter()
         restored = self.prefix_states.prepare(prompt_ids) if self.prefix_states is not None else None
-        # A miss prefilled the system block inside `prepare`: nothing of this prompt was reused.
-        cached = 0 if restored == 0 else min(self.cached_prefix(prompt_ids), len(prompt_ids) - 1)
+        # After a miss, `prepare` prefilled part of the system block: it says what was reused.
+        cached = min(self.cached_prefix(prompt_ids), len(prompt_ids) - 1) if restored is None else restored
         if cached < self.llm.n_tokens and not self.cheap_rollback:
             cached = 0  # a hybrid model cannot drop the cached tail: llama.cpp reads it all again
         first = None

@@ -348,8 +348,9 @@ class PrefixStates:
         return cached == llm.n_tokens or self.engine.cheap_rollback
 
     def prepare(self, prompt_ids: list[int]) -> int | None:
-        """Make llama.cpp's memory start with the prompt's system block: None if it did already
-        (or there is none), the block's length after a restore, 0 after a miss (prefilled here)."""
+        """Make llama.cpp's memory start with the prompt's system block. Returns None if it did
+        already (or there is none), else the prompt tokens reused: the block's length after a
+        restore, after a miss what was kept of the last conversation (the rest prefilled here)."""
         if self.cache.disabled or self._holds(prompt_ids):
             return None
         n = system_prefix_len(prompt_ids, self.engine.tokenize, self.engine.detokenize)
@@ -362,16 +363,28 @@ class PrefixStates:
             self._held = prefix  # in memory already (this process prefilled it)
             return None
         t0 = time.perf_counter()
-        llm.reset()
-        hit = self.cache.load(llm.ctx, self.key, prefix)
+        hit = tried = False
+        if self.cache.path(self.key, prefix).exists():
+            tried = True
+            llm.reset()
+            hit = self.cache.load(llm.ctx, self.key, prefix)
+        keep = n
         if hit:
             llm.input_ids[:n] = prefix
             llm.n_tokens = n
             llm._requires_eval = True  # the logits are not restored: the suffix's decode makes them
         else:
-            llm.reset()  # a rejected file may have left part of a state behind
-            llm.eval(prefix)
+            # An attention model keeps the part of the block it shares with the last conversation
+            # (two evaluation items with the same system text and other tools); a hybrid one, or a
+            # context a rejected file may have half-written, starts over.
+            keep = cached if self.engine.cheap_rollback and not tried else 0
+            if keep and llm._ctx.kv_cache_seq_rm(-1, keep, -1):
+                llm.n_tokens = keep
+            else:
+                keep = 0
+                llm.reset()
+            llm.eval(prefix[keep:])
             self.cache.save(llm.ctx, self.key, prefix)
         self._held = prefix
         self.last = {"tokens": n, "hit": hit, "seconds": time.perf_counter() - t0}
-        return n if hit else 0
+        return keep
