@@ -34,6 +34,7 @@ def test_startup_bench_restores_the_system_block_in_a_fresh_process(tiny_qwen_gg
         assert list(phases) == ["import", "load", "setup", "prefill", "decode", "total"]
         assert phases["total"] >= phases["import"] + phases["load"] + phases["prefill"] - 1e-3
     assert not [x for x in lines if "did not restore" in x]
+    assert r.peak_rss_cached_mb > 0 and r.peak_rss_cold_mb > 0
     md = "\n".join(startup_rows(r.__dict__))
     assert f"{r.system_tokens} tokens restored" in md and "| with the cache |" in md
 

@@ -58,8 +58,8 @@ def _child(
     from botpsy.agent.loop import Agent, AgentConfig, approve_all
     from botpsy.engine.llamacpp import import_llama
     from botpsy.engine.load import load_engine
+    from botpsy.protocol.prompt import runtime_system
     from botpsy.stores.workspace import Workspace
-    from botpsy.worlds.calendar import system_prompt
 
     import_llama()  # as the engine would (its OpenMP settings), counted as import, not load
     t_import = time.time()
@@ -71,7 +71,7 @@ def _child(
         for request in requests:
             t0 = time.time()
             config = AgentConfig(max_tokens=max_tokens, tool_top_k="auto", thinking=engine.thinking)
-            agent = Agent(engine, env, system_prompt(date.today()), config, approve_all, today=date.today())
+            agent = Agent(engine, env, runtime_system(date.today()), config, approve_all, today=date.today())
             t_setup = time.time()
             trace = agent.send(request)
             t_end = time.time()
@@ -94,7 +94,19 @@ def _child(
                 }
             )
     out["wall_s"] = time.time() - t_spawn
+    out["peak_rss_mb"] = _peak_rss_mb()
     return out
+
+
+def _peak_rss_mb() -> float:
+    """This process's peak resident memory (Linux's VmHWM); 0 where /proc has none."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0.0
 
 
 def run_process(
@@ -144,6 +156,8 @@ class StartupResult:
     # `botpsy run` from process start to answer, with the cache: import, load, setup, prefill, decode
     run_cached_s: dict[str, float] = field(default_factory=dict)
     run_cold_s: dict[str, float] = field(default_factory=dict)  # the same without the cache
+    peak_rss_cached_mb: float = 0.0  # the process that restored the block (two requests)
+    peak_rss_cold_mb: float = 0.0  # the process without the cache (one request)
 
 
 def _phases(p: dict) -> dict[str, float]:
@@ -184,6 +198,8 @@ def bench_startup(
         state_file_mb=round(file_mb, 1),
         run_cached_s=_phases(cached),
         run_cold_s=_phases(cold),
+        peak_rss_cached_mb=round(cached.get("peak_rss_mb", 0.0), 1),
+        peak_rss_cold_mb=round(cold.get("peak_rss_mb", 0.0), 1),
     )
     log(
         f"time to first token, demo's first request: cold {res.ttft_cold_ms:.0f} ms, with the saved "
@@ -229,7 +245,8 @@ def startup_rows(s: dict) -> list[str]:
         f"with the saved system block {s['ttft_cold_cache_ms']:.0f} ms ({s['system_tokens']} tokens "
         f"restored in {s['restore_ms']:.0f} ms from a {s['state_file_mb']} MB file), warm "
         f"{s['ttft_warm_ms']:.0f} ms (cold-with-cache ÷ warm {s['cache_over_warm']:.2f}); the run that "
-        f"wrote the file {s['ttft_priming_ms']:.0f} ms.",
+        f"wrote the file {s['ttft_priming_ms']:.0f} ms. Peak RSS {s.get('peak_rss_cached_mb', 0)} MiB "
+        f"with the restore, {s.get('peak_rss_cold_mb', 0)} MiB without the cache.",
         "",
         "| botpsy run, s | " + " | ".join(phases) + " |",
         "|---|" + "---|" * len(phases),
