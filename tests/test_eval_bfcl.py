@@ -12,18 +12,11 @@ import pytest
 pytest.importorskip("bfcl_eval")
 
 from botpsy.engine.oracle import OracleEngine, ScriptedEngine  # noqa: E402
-from botpsy.eval import bfcl  # noqa: E402
-from botpsy.eval.bfcl import (  # noqa: E402
-    KNOWN_UNPASSABLE,
-    BfclConfig,
-    BfclWorker,
-    aggregate,
-    evaluate_bfcl,
-    gold_messages,
-    parse_call_string,
-    parse_categories,
-    to_json_schema,
-)
+from botpsy.eval import bfcl, bfcl_data, bfcl_process  # noqa: E402
+from botpsy.eval.bfcl import BfclConfig, evaluate_bfcl  # noqa: E402
+from botpsy.eval.bfcl_data import KNOWN_UNPASSABLE, aggregate, parse_categories, to_json_schema  # noqa: E402
+from botpsy.eval.bfcl_oracle import gold_messages, parse_call_string  # noqa: E402
+from botpsy.eval.bfcl_process import BfclWorker  # noqa: E402
 from botpsy.protocol.formats import ChatFormat  # noqa: E402
 
 DONE_WHEN = ["simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance"]
@@ -186,7 +179,7 @@ def test_garbage_output_is_scored_failed_not_crashed(worker):
 
 
 def test_checker_fault_fails_one_item(worker):
-    with pytest.raises(bfcl.WorkerError):
+    with pytest.raises(bfcl_process.WorkerError):
         worker.request("ast", category="simple_python", id="no_such_item", output=[])
     # the worker is still usable afterwards
     assert worker.request("relevance", category="irrelevance", output=[])["valid"] is True
@@ -218,9 +211,9 @@ def test_results_are_cached_and_a_rerun_resumes(tmp_path, worker):
     [
         ("simple_python", ["simple_python"]),
         ("simple_python,simple_python", ["simple_python"]),
-        ("multi_turn", bfcl.MULTI_TURN),
-        (None, bfcl.NON_LIVE),
-        ("live, irrelevance", bfcl.LIVE + ["irrelevance"]),
+        ("multi_turn", bfcl_data.MULTI_TURN),
+        (None, bfcl_data.NON_LIVE),
+        ("live, irrelevance", bfcl_data.LIVE + ["irrelevance"]),
     ],
 )
 def test_parse_categories(spec, expected):

@@ -13,8 +13,8 @@ import json
 
 import pytest
 
-from botpsy.train import public_mix
 from botpsy.data.public import load
+from botpsy.train import public_mix
 
 BFCL_REQUEST = "Find the area of a triangle with a base of 10 units and height of 5 units."
 TAU2_REASON = "You want to return the water bottle you ordered last week because it leaks."

@@ -109,14 +109,10 @@ def _finish(a, summaries: list[dict[str, Any]], lines: Callable[[dict[str, Any]]
 
 def cmd_bfcl(a) -> int:
     from botpsy.engine.oracle import OracleEngine
-    from botpsy.eval.bfcl import (
-        BfclConfig,
-        BfclWorker,
-        evaluate_bfcl,
-        gold_messages,
-        parse_categories,
-        require_bfcl,
-    )
+    from botpsy.eval.bfcl import BfclConfig, evaluate_bfcl
+    from botpsy.eval.bfcl_data import parse_categories, require_bfcl
+    from botpsy.eval.bfcl_oracle import gold_messages
+    from botpsy.eval.bfcl_process import BfclWorker
 
     categories = parse_categories(a.categories)
     require_bfcl()

@@ -31,8 +31,15 @@ from typing import Any
 from botpsy.agent.loop import Agent, AgentConfig
 from botpsy.data.nltk_offline import require_ifbench
 from botpsy.engine.base import Engine, EngineError
-from botpsy.eval.bfcl import sample
-from botpsy.eval.runs import ItemResult, ResultCache, failure_counts, run_items, token_counter, trace_figures
+from botpsy.eval.runs import (
+    ItemResult,
+    ResultCache,
+    failure_counts,
+    run_items,
+    sample,
+    token_counter,
+    trace_figures,
+)
 from botpsy.tools.base import Toolbox
 
 

@@ -28,7 +28,9 @@ from typing import Any
 from botpsy.agent.loop import AgentConfig
 from botpsy.engine.oracle import OracleEngine
 from botpsy.eval import metrics as M
-from botpsy.eval.bfcl import BfclConfig, evaluate_bfcl, gold_messages, parse_categories
+from botpsy.eval.bfcl import BfclConfig, evaluate_bfcl
+from botpsy.eval.bfcl_data import parse_categories
+from botpsy.eval.bfcl_oracle import gold_messages
 from botpsy.eval.ifbench import IfbenchConfig, evaluate_ifbench, sample_responses
 from botpsy.eval.runs import ItemResult, failure_counts
 from botpsy.eval.world_items import evaluate_worlds_items

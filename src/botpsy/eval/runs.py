@@ -179,3 +179,11 @@ def failure_counts(results: list[ItemResult]) -> dict[str, int]:
     """How many items failed for which reason, most common first."""
     c = Counter(r.reason or "unknown" for r in results if not r.ok)
     return dict(c.most_common())
+
+
+def sample(entries: list[dict[str, Any]], limit: int | None) -> list[dict[str, Any]]:
+    """`limit` entries spread evenly over the category (deterministic), or all of them."""
+    if not limit or limit >= len(entries):
+        return entries
+    step = len(entries) / limit
+    return [entries[int(i * step)] for i in range(limit)]

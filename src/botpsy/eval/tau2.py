@@ -37,8 +37,15 @@ from typing import Any
 from botpsy.agent.loop import Agent, AgentConfig
 from botpsy.engine.base import Engine, EngineError
 from botpsy.engine.oracle import OracleEngine
-from botpsy.eval.bfcl import sample
-from botpsy.eval.runs import ItemResult, ResultCache, failure_counts, run_items, token_counter, trace_figures
+from botpsy.eval.runs import (
+    ItemResult,
+    ResultCache,
+    failure_counts,
+    run_items,
+    sample,
+    token_counter,
+    trace_figures,
+)
 from botpsy.protocol.messages import Message, ToolCall, Trace
 from botpsy.tools.base import Labels, Tool, Toolbox
 
