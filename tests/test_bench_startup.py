@@ -41,3 +41,38 @@ def test_startup_bench_restores_the_system_block_in_a_fresh_process(tiny_qwen_gg
 
 def test_no_startup_figures_no_rows():
     assert startup_rows({}) == []
+
+
+# libgomp prints OMP_WAIT_POLICY 'PASSIVE' when it is unset too; the spin count tells them apart
+# (300,000 spins before sleeping by default, 0 when passive, effectively endless when active).
+@pytest.mark.parametrize(
+    "given, expected", [(None, "GOMP_SPINCOUNT = '0'"), ("ACTIVE", "OMP_WAIT_POLICY = 'ACTIVE'")]
+)
+def test_llama_cpp_threads_wait_passively_unless_the_user_chose(given, expected):
+    """libgomp's spinning barrier made a busy 2-core machine decode ~10x slower (engine.llamacpp).
+    libgomp reads the policy once, when loaded: checked in a fresh interpreter through its own
+    `omp_display_env`; the variable is not left in the environment for other libraries."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import ctypes, os\n"
+        "from botpsy.engine.llamacpp import import_llama\n"
+        "import_llama()\n"
+        "print('left', os.environ.get('OMP_WAIT_POLICY'), flush=True)\n"
+        "ctypes.CDLL('libgomp.so.1').omp_display_env(1)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if given:
+        env["OMP_WAIT_POLICY"] = given
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("importing llama_cpp took over 2 minutes")
+    if proc.returncode != 0 and "libgomp" in proc.stderr:
+        pytest.skip("llama.cpp is not built with GNU OpenMP here")
+    assert expected in proc.stdout + proc.stderr
+    assert f"left {given}" in proc.stdout
