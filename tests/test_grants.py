@@ -168,3 +168,22 @@ def test_cli_grants_set_list_reset(ws, capsys):
     assert by_tool["create_note"]["grant"] == "ask" and by_tool["list_accounts"]["grant"] == "deny"
     assert main(["grants", "reset", "--workspace", root]) == 0
     assert Grants(ws.root).rules() == {}
+
+
+def test_dry_run_without_a_terminal_previews_instead_of_refusing(ws):
+    """Regression: `botpsy run --dry-run` without --yes or a terminal refused every action as
+    "not approved" instead of previewing it."""
+    env = Workspace(ws.root, suites=["notes"])
+    confirm, confirm_data, on_event = wire(env, decline_all, decline_all, None, dry_run=True, show=False)
+    engine = ScriptedEngine([CREATE, "ok\n</think>\n\nPreviewed."])
+    trace = Agent(engine, env, "sys", confirm=confirm, confirm_data=confirm_data, on_event=on_event).send(
+        "note"
+    )
+    (result,) = [json.loads(m.content) for m in trace.messages if m.role == "tool"]
+    assert (
+        result["dry_run"].startswith("previewed only")
+        and result["result"]["created"]["title"] == "Secret plan"
+    )
+    assert "Secret plan" not in titles(env)
+    last = env.control.journal.read().records[-1]
+    assert last["outcome"] == "previewed" and last["changes"][0]["before"] is None

@@ -107,10 +107,8 @@ def test_dry_run_previews_every_mutating_call_and_applies_none(tmp_path):
     event = ws.read("calendar").events[0]
     ws.control.dry_run = True
     moved = json.loads(ws.call("update_event", {"event_id": event.id, "title": "Renamed"}))
-    assert (
-        moved["dry_run"].startswith("previewed only")
-        and moved["would_change"][0]["after"]["title"] == "Renamed"
-    )
+    assert moved["dry_run"].startswith("previewed only") and moved["result"]["updated"]["title"] == "Renamed"
+    assert ws.control.journal.read().records[-1]["changes"][0]["after"]["title"] == "Renamed"
     account = ws.read("banking").accounts[0]
     paid = json.loads(ws.call("transfer_money", {"from_account": account.id, "to": "Ana", "amount": 5}))
     assert "dry_run" in paid or "error" in paid

@@ -44,7 +44,7 @@ def wire(
     def show_preview(call) -> None:
         if show:
             for line in control.preview(call.name, call.arguments).lines():
-                say(console, "  ", ("would " if dry_run else "", "yellow"), (line, "dim"))
+                say(console, "    ", (line, "dim"))
 
     def guarded(inner, injection_guard: bool):
         def fn(call, tool) -> bool:
@@ -52,8 +52,9 @@ def wire(
             if choice == "deny":
                 return True  # nothing to ask: the workspace refuses it and the model reads why
             show_preview(call)
-            if dry_run:
-                return True  # nothing will be applied
+            if dry_run:  # nothing will be applied: no one needs to approve it
+                control.approve_next(call.name, call.arguments)
+                return True
             if choice == "allow" and not injection_guard:
                 control.approve_next(call.name, call.arguments)
                 return True

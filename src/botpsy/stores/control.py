@@ -212,12 +212,8 @@ class Control:
             more["outcome"] = "previewed"
             more.pop("undo", None)
         self.log(run.tool, run.suite, run.arguments, run.grant, run.decision, **more)
-        if dry:
-            return {
-                "dry_run": "previewed only: nothing was changed",
-                "would_change": run.changes,
-                "result": result,
-            }
+        if dry:  # the model reads that nothing happened; the user saw the preview
+            return {"dry_run": "previewed only: nothing was changed", "result": result}
         return result
 
     def journal_event(self, kind: str, data: dict[str, Any]) -> None:
