@@ -569,6 +569,34 @@ def cmd_eval_worlds(a) -> int:
     return 0
 
 
+def cmd_phrasings(a) -> int:
+    from botpsy.engine.load import load_engine, resolve_backend
+    from botpsy.eval.phrasings import evaluate_phrasings
+
+    console, out = _consoles()
+    summaries = []
+    for m in a.model or ["embedded"]:
+        engine = load_engine(resolve_backend(m, "auto"), n_threads=a.threads)
+        s = evaluate_phrasings(engine)
+        summaries.append(s)
+        if a.out:
+            Path(a.out).mkdir(parents=True, exist_ok=True)
+            (Path(a.out) / f"phrasings-{engine.name}.json").write_text(json.dumps(s, indent=2))
+        if not a.json:
+            _say(
+                out,
+                (s["model"], "bold"),
+                f": first call right on {s['passed']} of {s['n']} new-user phrasings",
+            )
+            for r in s["items"]:
+                mark = "ok " if r["ok"] else "no "
+                _say(out, f"  {mark}{r['request']!r} → {r['first_call'] or 'no call'}")
+        engine.close()
+    if a.json:
+        _say(out, json.dumps(summaries[0] if len(summaries) == 1 else {**summaries[0], "models": summaries}))
+    return 0
+
+
 def register(eval_subparsers) -> None:
     """Add bfcl, ifbench, tau2, acebench and report to the `botpsy eval` sub-parser group."""
     sp = eval_subparsers.add_parser("bfcl", help="BFCL v4 with the official data and checkers")
@@ -659,6 +687,15 @@ def register(eval_subparsers) -> None:
     )
     _common(sp, 512)
     sp.set_defaults(fn=cmd_acebench)
+
+    sp = eval_subparsers.add_parser(
+        "phrasings", help="new users' phrasings with --suites all: is the first tool call the right one?"
+    )
+    sp.add_argument("--model", action="append", help="GGUF, model folder or 'embedded' (repeatable)")
+    sp.add_argument("--threads", type=int, help="CPU threads for llama.cpp")
+    sp.add_argument("--out", help="folder for the per-item JSON")
+    sp.add_argument("--json", action="store_true", help="print one JSON object with the figures")
+    sp.set_defaults(fn=cmd_phrasings)
 
     sp = eval_subparsers.add_parser(
         "ifbench", help="IFBench with the official data and verifiers (offline NLTK data)"
