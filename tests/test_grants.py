@@ -187,3 +187,18 @@ def test_dry_run_without_a_terminal_previews_instead_of_refusing(ws):
     assert "Secret plan" not in titles(env)
     last = env.control.journal.read().records[-1]
     assert last["outcome"] == "previewed" and last["changes"][0]["before"] is None
+
+
+def test_serve_runs_no_tools_so_it_cannot_go_around_the_grants():
+    """`botpsy serve` returns the model's tool calls to its client, which runs them; should it
+    ever run tools itself, it must go through Workspace.execute (and this test be revisited)."""
+    import ast
+    from pathlib import Path
+
+    import botpsy
+
+    src = Path(botpsy.__file__).parent
+    for module in sorted(src.glob("serve*.py")):
+        for node in ast.walk(ast.parse(module.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                assert not node.module.startswith(("botpsy.stores", "botpsy.tools.registry")), module.name

@@ -140,3 +140,24 @@ def test_log_reports_unreadable_lines_and_goes_on(tmp_path, bad, capsys):
     assert main(["log", "--workspace", str(tmp_path)]) == 0
     captured = capsys.readouterr()
     assert "a(" in captured.out and "b(" in captured.out and "1 torn or unreadable line" in captured.err
+
+
+@pytest.mark.parametrize(
+    "args,expected",
+    [
+        (["--since", "yesterday"], "expected a date as YYYY-MM-DD"),
+        (["--outcome", "fine"], "expected one of ok, error"),
+    ],
+)
+def test_log_refuses_bad_filters_clearly(tmp_path, capsys, args, expected):
+    assert main(["log", "--workspace", str(tmp_path), *args]) == 2
+    assert expected in capsys.readouterr().err
+
+
+def test_log_filters_by_date(tmp_path, capsys):
+    journal = Journal(tmp_path)
+    journal.append({"kind": "call", "tool": "a", "decision": "allowed", "outcome": "ok"})
+    today = journal.read().records[0]["time"][:10]
+    for since, until, shown in [(today, today, True), ("2000-01-01", "2000-12-31", False)]:
+        assert main(["log", "--workspace", str(tmp_path), "--json", "--since", since, "--until", until]) == 0
+        assert bool(json.loads(capsys.readouterr().out)["entries"]) is shown

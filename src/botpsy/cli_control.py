@@ -17,6 +17,7 @@ the user declined, one a guard held) and the request each call serves.
 from __future__ import annotations
 
 import json
+from datetime import date
 from pathlib import Path
 
 from botpsy.term import UsageError, console, out, say
@@ -158,9 +159,36 @@ def _line(rec) -> str:
     ]
 
 
+OUTCOMES = (
+    "ok",
+    "error",
+    "previewed",
+    "not run",
+    "allowed",
+    "approved",
+    "declined",
+    "held",
+    "denied",
+    "refused",
+    "undone",
+)
+
+
+def _day(text: str | None, flag: str) -> str | None:
+    if text is None:
+        return None
+    try:
+        return date.fromisoformat(text).isoformat()
+    except ValueError:
+        raise UsageError(f"{flag}: expected a date as YYYY-MM-DD, got {text!r}") from None
+
+
 def cmd_log(a) -> int:
     from botpsy.stores.journal import matches
 
+    if a.outcome and a.outcome not in OUTCOMES:
+        raise UsageError(f"--outcome: expected one of {', '.join(OUTCOMES)}, got {a.outcome!r}")
+    a.since, a.until = _day(a.since, "--since"), _day(a.until, "--until")
     ws = _ws(a)
     entries = ws.control.journal.read()
     shown = [r for r in entries.records if matches(r, a.suite, a.outcome, a.since, a.until)]
