@@ -202,3 +202,12 @@ def test_serve_runs_no_tools_so_it_cannot_go_around_the_grants():
         for node in ast.walk(ast.parse(module.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module:
                 assert not node.module.startswith(("botpsy.stores", "botpsy.tools.registry")), module.name
+
+
+@pytest.mark.parametrize("yes", [False, True])
+def test_a_read_set_to_ask_is_asked_through_the_cli_confirmation(ws, yes):
+    Grants(ws.root).set("find_notes", "ask", {"find_notes"})
+    env = Workspace(ws.root, suites=["notes"])
+    wire(env, approve_all if yes else decline_all, decline_all, None, yes=yes, show=False)
+    out = json.loads(env.call("find_notes", {}))
+    assert ("notes" in out) if yes else out["error"].startswith("not approved")

@@ -73,7 +73,12 @@ def undo(workspace: Any, action_id: int | None = None) -> Undone:
     rec = pick(workspace, action_id)
     why = can_undo(rec)
     if why:
-        raise UndoError(f"#{rec['id']} {rec['tool']} cannot be undone: {why}")
+        hint = (
+            "; `botpsy log` lists the earlier actions and `botpsy undo ID` takes back one"
+            if action_id is None
+            else ""
+        )
+        raise UndoError(f"#{rec['id']} {rec['tool']} cannot be undone: {why}{hint}")
     suite, changes = rec["suite"], rec["changes"]
     file_info = rec.get("file") or {}
     path = workspace.control.file_of(suite)
