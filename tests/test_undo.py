@@ -140,3 +140,16 @@ def test_calendar_undo_is_byte_exact_and_the_journal_says_so(tmp_path):
     assert ws.calendar_path.read_bytes() == before
     kinds = [r.get("kind") for r in ws.control.journal.read().records]
     assert kinds == ["call", "call", "undo", "undo"]
+
+
+def test_only_the_newest_calendar_copies_are_kept_and_older_actions_still_undo(tmp_path):
+    from botpsy.stores.control import KEPT_FILES
+
+    ws = seed_workspace(tmp_path / "ws", seed=2, suites=["calendar"])
+    first = ok(ws.call("create_event", {"title": "first", "start": "2026-12-20T10:00"}))["created"]["id"]
+    for i in range(KEPT_FILES + 3):
+        ok(ws.call("create_event", {"title": f"e{i}", "start": "2026-12-21T10:00"}))
+    assert len(list((ws.root / "undo").iterdir())) == KEPT_FILES
+    first_id = ws.control.journal.read().records[0]["id"]
+    done = undo(ws, first_id)
+    assert not done.exact_bytes and first not in [e.id for e in ws.read("calendar").events]

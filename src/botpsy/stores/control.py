@@ -42,6 +42,7 @@ from botpsy.tools.base import Tool, ToolError
 from botpsy.tools.registry import SUITES
 
 RESULT_CHARS = 2000
+KEPT_FILES = 20  # earlier calendar files kept for byte-exact undo
 
 
 def call_key(name: str, arguments: dict[str, Any]) -> str | None:
@@ -125,12 +126,20 @@ class Control:
         return self.ws.root / "undo"
 
     def keep_bytes(self, data: bytes, suffix: str) -> str:
+        """Keep a file's earlier bytes for a byte-exact undo. Only the newest KEPT_FILES copies stay
+        (a whole calendar per change would grow without end); an older action is still undone,
+        record by record, just not byte for byte."""
         sha = hashlib.sha256(data).hexdigest()
         path = self.undo_dir / f"{sha}{suffix}"
-        if not path.exists():
-            self.undo_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-            write_atomic(path, lambda f: f.write(data))
-            os.chmod(path, 0o600)
+        if path.exists():
+            os.utime(path)  # used again: newest
+            return sha
+        self.undo_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        write_atomic(path, lambda f: f.write(data))
+        os.chmod(path, 0o600)
+        kept = sorted(self.undo_dir.iterdir(), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+        for old in kept[KEPT_FILES:]:
+            old.unlink(missing_ok=True)
         return sha
 
     def preview(self, name: str, arguments: dict[str, Any]) -> Preview:
