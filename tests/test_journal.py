@@ -161,3 +161,10 @@ def test_log_filters_by_date(tmp_path, capsys):
     for since, until, shown in [(today, today, True), ("2000-01-01", "2000-12-31", False)]:
         assert main(["log", "--workspace", str(tmp_path), "--json", "--since", since, "--until", until]) == 0
         assert bool(json.loads(capsys.readouterr().out)["entries"]) is shown
+
+
+def test_ids_stay_unique_after_a_record_bigger_than_the_tail_that_is_read(tmp_path):
+    journal = Journal(tmp_path)
+    first = journal.append({"kind": "test"})
+    big = journal.append({"kind": "test", "pad": "z" * 200_000})
+    assert [first, big, journal.append({"kind": "test"})] == [1, 2, 3]

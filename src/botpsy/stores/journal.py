@@ -49,7 +49,7 @@ class Entries:
         }
 
 
-def _last_id(fd: int) -> int:
+def _last_id(fd: int, path: Path) -> int:
     size = os.fstat(fd).st_size
     start = max(0, size - TAIL)
     data = os.pread(fd, size - start, start)
@@ -61,7 +61,7 @@ def _last_id(fd: int) -> int:
         if isinstance(rid, int):
             return rid
     if start > 0:  # a record bigger than the tail: scan the whole file once
-        return max((r["id"] for r in read(Path(f"/proc/self/fd/{fd}")).records if "id" in r), default=0)
+        return max((r["id"] for r in read(path).records if isinstance(r.get("id"), int)), default=0)
     return 0
 
 
@@ -100,7 +100,7 @@ class Journal:
             fcntl.flock(fd, fcntl.LOCK_EX)
             size = os.fstat(fd).st_size
             torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
-            rid = _last_id(fd) + 1
+            rid = _last_id(fd, self.path) + 1
             rec = {"id": rid, "time": datetime.now().astimezone().isoformat(timespec="seconds"), **record}
             line = _line(rec)
             os.write(fd, (b"\n" if torn else b"") + line)
