@@ -3,7 +3,8 @@
 The calls come from the worlds' gold tasks (the first task whose gold conversation uses the
 tool, its earlier gold calls applied first), so they are the calls the model is trained to make,
 with ids that exist. After `undo`, the store holds what it held before the call: the parsed state
-always, and the bytes where the store is a file (calendar.ics, the files sandbox). A call that
+always, and the bytes where the store is a file (calendar.ics, the files sandbox, each Maildir
+folder's message files). A call that
 cannot be undone (it sent something off the device) is refused with the reason, and so is an
 undo after the record changed since.
 """
@@ -67,6 +68,12 @@ def raw(ws: Workspace, suite: str) -> dict:
             for p in sorted(ws.files_path.rglob("*"))
             if p.is_file()
         }
+    if kind == "maildir":  # each mail folder's message files, by content (names carry flags)
+        boxes: dict[str, list[bytes]] = {}
+        for p in ws.mail_path.rglob("*"):
+            if p.is_file() and p.parent.name in ("cur", "new"):
+                boxes.setdefault(str(p.parent.parent.relative_to(ws.mail_path)), []).append(p.read_bytes())
+        return {k: sorted(v) for k, v in boxes.items()}
     return {}
 
 
