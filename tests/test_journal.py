@@ -95,6 +95,7 @@ def test_calls_are_journaled_with_labels_results_changes_and_egress(tmp_path, ca
     assert main(["log", "--workspace", root, "--suite", "email"]) == 0
     text = capsys.readouterr().out
     assert "send_email" in text and "sent to" in text and "create_note" not in text
+    assert text.startswith('— "note and mail"')
     assert main(["undo", "--workspace", root]) == 1  # the last change is an email: it cannot be
     assert "cannot be undone" in capsys.readouterr().err
     assert main(["undo", str(note["id"]), "--workspace", root]) == 0

@@ -197,8 +197,11 @@ def cmd_log(a) -> int:
     if a.json:
         say(out, json.dumps({"entries": shown, "skipped_lines": entries.skipped}, ensure_ascii=False))
     else:
-        undone = entries.undone()
+        undone, request = entries.undone(), None
         for r in shown:
+            if r.get("request") and r["request"] != request:  # calls grouped under what was asked
+                request = r["request"]
+                say(out, (f"— {json.dumps(request, ensure_ascii=False)[:200]}", "bold"))
             say(out, _line(r) + (f" (undone by #{undone[r['id']]})" if r.get("id") in undone else ""))
         if not shown:
             say(console, ("the journal has no matching entries", "dim"))
