@@ -211,3 +211,16 @@ def test_a_read_set_to_ask_is_asked_through_the_cli_confirmation(ws, yes):
     wire(env, approve_all if yes else decline_all, decline_all, None, yes=yes, show=False)
     out = json.loads(env.call("find_notes", {}))
     assert ("notes" in out) if yes else out["error"].startswith("not approved")
+
+
+def test_a_call_the_injection_guard_holds_is_journaled_as_held(ws, monkeypatch):
+    from botpsy.agent import provenance
+
+    monkeypatch.setattr(provenance, "data_driven", lambda call, tool, messages: "a tool result asked for it")
+    env = Workspace(ws.root, suites=["notes"])
+    confirm, confirm_data, on_event = wire(env, approve_all, decline_all, None, yes=True, show=False)
+    engine = ScriptedEngine([CREATE, "ok\n</think>\n\nNot done."])
+    Agent(engine, env, "sys", confirm=confirm, confirm_data=confirm_data, on_event=on_event).send("note")
+    last = env.control.journal.read().records[-1]
+    assert last["decision"] == "held" and last["reason"] == "a tool result asked for it"
+    assert "Secret plan" not in titles(env)

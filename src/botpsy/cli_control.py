@@ -67,11 +67,19 @@ def wire(
         fn.__name__ = getattr(inner, "__name__", "confirm")
         return fn
 
+    data_driven: dict[str, str] = {}  # call -> why text in a tool result asked for it
+
     def event(ev) -> None:
         if ev.kind == "user":
             control.request = ev.data.get("text", "")
+        elif ev.kind == "data_driven":
+            data_driven[ev.data.get("call")] = ev.data.get("reason")
         elif ev.kind == "confirm" and not ev.data.get("approved"):
-            control.journal_event("confirm", ev.data)
+            why = data_driven.pop(ev.data.get("call"), None)
+            if why:  # held by the prompt-injection guard, not declined by the user
+                control.journal_event("data_driven", {**ev.data, "reason": why})
+            else:
+                control.journal_event("confirm", ev.data)
         elif ev.kind == "grounding_guard":
             control.journal_event(
                 "grounding_guard", {"calls": ev.data.get("calls"), "held": ev.data.get("held")}
