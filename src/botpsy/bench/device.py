@@ -456,7 +456,7 @@ def bench_speed(
     # load_engine runs prompt batches on the same thread count as decode: llama-cpp-python's
     # default (every core) would make the 1-thread rows measure contention instead of one core.
     reset_peak_rss()
-    engine = load_engine(model, n_ctx=n_ctx, n_threads=threads)
+    engine = load_engine(model, n_ctx=n_ctx, n_threads=threads, state_cache=None)
     llm, fmt = engine.llm, engine.chat_format
     dom = get_domain(domain)
     system_ids = engine.tokenize(fmt.system([t.schema() for t in dom.tools], dom.system))
@@ -569,7 +569,7 @@ def bench_grammar(
     """
     from botpsy.engine.grammar import lazy_tool_grammar, tool_call_grammar  # imports llama_cpp
 
-    engine = load_engine(model, n_ctx=n_ctx, n_threads=threads)
+    engine = load_engine(model, n_ctx=n_ctx, n_threads=threads, state_cache=None)
     fmt, dom = engine.chat_format, get_domain(domain)
     tools = [t.schema() for t in dom.tools]
     prompt = engine.tokenize(
