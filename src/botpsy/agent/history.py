@@ -55,6 +55,7 @@ def restore(agent, cp: Checkpoint) -> None:
         if len(getattr(t, name)) < n:
             raise ValueError(f"cannot roll {name} back to {n} entries: it holds {len(getattr(t, name))}")
         del getattr(t, name)[n:]
+    agent.transcript.cut(cp.lengths["token_ids"])  # its blocks; the ids are the trace's, cut above
     t.parse_errors, t.stopped = cp.parse_errors, cp.stopped
     for name, value in cp.fields.items():
         setattr(agent, name, copy.copy(value))
@@ -84,9 +85,7 @@ def drop_turns(agent, k: int) -> int:
     """Drop the `k` oldest turns from the ids the model sees; returns how many ids went."""
     turns = agent._turns
     lo, hi = turns[0][0], turns[k][1]
-    t = agent.trace
-    del t.token_ids[lo:hi]
-    del t.generated_mask[lo:hi]
+    agent.transcript.drop(lo, hi)
     shift = hi - lo
     agent._turns = [(lo, lo)] + [(s - shift, b - shift) for s, b in turns[k + 1 :]]
     return shift

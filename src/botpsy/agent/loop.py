@@ -37,6 +37,7 @@ from botpsy.agent.retrieval import more_tools, select_tools
 from botpsy.engine.base import Engine, EngineError, Generation
 from botpsy.protocol.formats import IM_END, THINK_CLOSE
 from botpsy.protocol.messages import Event, Message, ToolCall, Trace
+from botpsy.protocol.transcript import Transcript
 from botpsy.tools.base import Tool, Toolbox
 from botpsy.tools.registry import CAPABILITY_REASONING, capability_answer
 
@@ -170,6 +171,11 @@ class Agent:
         # Every installed tool stays callable; retrieval only narrows what the prompt shows.
         self.tools = {t.name: t.parameters for t in env.toolbox}
         self.trace = Trace(messages=[Message("system", system)] if system else [])
+        # The ids the model reads, built as SFT builds them (protocol.transcript); the trace's
+        # token_ids and generated_mask are its lists.
+        self.transcript = Transcript(
+            engine.tokenize, engine.bos_ids, ids=self.trace.token_ids, mask=self.trace.generated_mask
+        )
         self._end_ids = engine.tokenize(IM_END)
         self._acting = guards.acting_tools(env.toolbox)
         self._budget = guards.resolve_budget(
@@ -184,7 +190,7 @@ class Agent:
             fits = engine.n_ctx is None or len(every_tool) <= AUTO_PREAMBLE_SHARE * engine.n_ctx
             self.top_k = 0 if fits else AUTO_TOP_K
         if not (0 < self.top_k < len(env.toolbox)):
-            self._append(every_tool or self.fmt.system(env.toolbox.schemas(), system), generated=False)
+            self.transcript.add(every_tool or self.fmt.system(env.toolbox.schemas(), system), "system")
             self._system = None  # rendered; otherwise it waits for the first request
         self._after_completion = False
         self._turns: list[tuple[int, int]] = []  # per request: (lead start, block start) in the ids
@@ -196,15 +202,6 @@ class Agent:
             self._grammar = engine.tool_grammar(env.toolbox.schemas())
         self._start = history.take(self)  # what `reset` returns to
 
-    def _append(self, text_or_ids: str | list[int], generated: bool) -> None:
-        ids = self.engine.tokenize(text_or_ids) if isinstance(text_or_ids, str) else text_or_ids
-        if not self.trace.token_ids and self.engine.bos_ids:
-            # A vocabulary that asks for <bos> (Gemma) gets it once, before the first block.
-            self.trace.token_ids.extend(self.engine.bos_ids)
-            self.trace.generated_mask.extend([0] * len(self.engine.bos_ids))
-        self.trace.token_ids.extend(ids)
-        self.trace.generated_mask.extend([int(generated)] * len(ids))
-
     def _emit(self, kind: str, **data: Any) -> None:
         ev = Event(kind, data)  # type: ignore[arg-type]
         self.trace.events.append(ev)
@@ -212,14 +209,11 @@ class Agent:
             self.on_event(ev)
 
     def _open_turn(self, block: str, request: bool = False) -> None:
-        # The lead separator and the block tokenize apart as they do together: the block opens
-        # with a special token (<|im_start|>), where every tokenizer splits.
         start = len(self.trace.token_ids)
-        if self._after_completion:
-            self._append("\n", generated=False)
+        kind = "request" if request else "results"
+        at = self.transcript.open_turn(self.fmt, block, kind, self.config.thinking, self._after_completion)
         if request:
-            self._turns.append((start, len(self.trace.token_ids)))
-        self._append(block + self.fmt.generation_prompt(self.config.thinking), generated=False)
+            self._turns.append((start, at))
         self._after_completion = False
 
     # ---- history (agent/history.py) ------------------------------------------------------------
@@ -251,7 +245,7 @@ class Agent:
         assert self._system is not None
         tools = list(self.env.toolbox)
         chosen = select_tools(request, tools, self.top_k)
-        self._append(self.fmt.system([t.schema() for t in chosen], self._system), generated=False)
+        self.transcript.add(self.fmt.system([t.schema() for t in chosen], self._system), "system")
         self._system = None
         self._shown = {t.name for t in chosen}
         self._emit("tool_retrieval", tools=[t.name for t in chosen], installed=len(tools))
@@ -324,7 +318,7 @@ class Agent:
         pausable = self.engine.mode != "chat"
         if not cfg.thinking or (self._budget is None and not check_loops) or not pausable:
             gen = self._engine_generate(cfg.max_tokens)
-            self._append(gen.ids, generated=True)
+            self.transcript.add(gen.ids, "completion", generated=True)
             self.trace.timings.append(gen.timing)
             return gen.text, gen.stop
         text, used, parts, cut, shown = "", 0, [], False, ""
@@ -345,7 +339,7 @@ class Agent:
             text += gen.text
             used += len(body)
             if gen.stop != "length" or not reasoning or not body or used >= cfg.max_tokens:
-                self._append(gen.ids, generated=True)
+                self.transcript.add(gen.ids, "completion", generated=True)
                 self.trace.timings.append(guards.merge_timings(parts))
                 return text, gen.stop
             if THINK_CLOSE in text and self._rollback:
@@ -355,17 +349,17 @@ class Agent:
                 before = text[: len(text) - len(gen.text)]
                 keep = self._through_close(before, body)
                 kept = self.engine.detokenize(keep)
-                self._append(keep, generated=True)
+                self.transcript.add(keep, "completion", generated=True)
                 text, used = before + kept, used - len(body) + len(keep)
                 shown = gen.text[len(kept) :] if gen.text.startswith(kept) else ""
                 continue
-            self._append(body, generated=True)  # paused at a checkpoint: no end-of-turn yet
+            self.transcript.add(body, "completion", generated=True)  # paused: no end-of-turn yet
             if THINK_CLOSE in text:
                 continue  # closed inside this chunk (no cheap rollback): generate the rest at once
             reason = guards.cut_reason(text, used, self._budget, check_loops)
             if reason is None:
                 continue
-            self._append(guards.FORCED_CLOSE, generated=False)
+            self.transcript.add(guards.FORCED_CLOSE, "forced")
             text += guards.FORCED_CLOSE
             if self.on_text:
                 self.on_text(guards.FORCED_CLOSE)
@@ -472,7 +466,7 @@ class Agent:
         """End the turn with an answer code wrote: a whole assistant turn, masked as not generated
         (with the reasoning training data gives the same turn, so the history matches it)."""
         msg = Message("assistant", text, reasoning)
-        self._append(self.fmt.completion(msg, self.config.thinking), generated=False)
+        self.transcript.add(self.fmt.completion(msg, self.config.thinking), "answer")
         self._after_completion = True
         self.trace.messages.append(msg)
         self._emit(kind, text=text, **data)

@@ -2,9 +2,9 @@
 
 Each example is `input_ids` plus `assistant_masks` (1 on tokens the model must produce: its
 reasoning, text, calls and end-of-turn marker; 0 on system, user and tool-response tokens), the
-columns TRL's `SFTTrainer` turns into labels. The text is tokenized block by block, exactly as the
-agent appends blocks at run time (`ChatFormat.segments`), so training and inference agree token
-for token — re-tokenizing a whole rendered conversation could merge tokens across block borders.
+columns TRL's `SFTTrainer` turns into labels. The text is tokenized block by block by the same
+`protocol.transcript.Transcript` the agent appends to at run time, so training and inference agree
+token for token — re-tokenizing a whole rendered conversation could merge tokens across block borders.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 
 from botpsy.protocol.formats import ChatFormat
 from botpsy.protocol.messages import Message
+from botpsy.protocol.transcript import Transcript
 from botpsy.worlds.base import Task
 
 Tokenize = Callable[[str], list[int]]
@@ -35,13 +36,8 @@ def conversation_messages(tasks: list[Task]) -> list[Message]:
 def tokenize_conversation(
     messages: list[Message], tools: list[dict], fmt: ChatFormat, tokenize: Tokenize
 ) -> dict[str, list[int]]:
-    ids: list[int] = []
-    mask: list[int] = []
-    for text, generated in fmt.segments(messages, tools):
-        piece = tokenize(text)
-        ids.extend(piece)
-        mask.extend([1 if generated else 0] * len(piece))
-    return {"input_ids": ids, "assistant_masks": mask}
+    """The SFT row of a conversation: its `Transcript`, built block by block as the agent builds it."""
+    return Transcript.of_messages(messages, tools, fmt, tokenize).example()
 
 
 def build_examples(
