@@ -103,6 +103,20 @@ def test_special_items_read_the_reply_and_calls_as_acebench_text(checkout):
         checkout, "special_incomplete", "ok\n</think>\n\n" + CALL.format(city="Paris"), grounding_guard=False
     )
     assert not called.ok and called.detail["output"] == "[weather_get(city='Paris', days=3)]"
+    assert (
+        called.detail["model_called"]
+        and not _one(checkout, "special_incomplete", good).detail["model_called"]
+    )
+
+
+def test_special_categories_count_the_items_the_model_declined_without_a_call(checkout):
+    d, root = checkout
+    own_words = "ok\n</think>\n\nSorry, none of my tools can book a taxi."
+    rep = ace.evaluate_acebench(
+        d, root, ["special_irrelevant"], "m", lambda c, i: ScriptedEngine([own_words])
+    )
+    cat = rep.categories["special_irrelevant"]
+    assert cat["accuracy"] == 0.0 and cat["model_no_call"] == 1.0  # declined, but not in ACEBench's words
 
 
 def test_a_dead_backend_fails_the_item_with_its_reason(checkout):

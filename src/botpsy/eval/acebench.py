@@ -202,7 +202,9 @@ def run_single(
             checker.special_check(category, text, item["truth"]),
             checker.special_check(category, model_text, item["truth"]),
         )
-        detail = {"output": text[:300]}
+        # Whether the model itself called a tool: on irrelevant items, declining in its own words is
+        # the behaviour the issue trains for, though ACEBench accepts only its phrase.
+        detail = {"output": text[:300], "model_called": bool(calls)}
     else:
         verdict = checker.check_normal(item["function"], [] if held else calls, item["truth"], category)
         alone = checker.check_normal(item["function"], calls, item["truth"], category)
@@ -295,6 +297,8 @@ def category_scores(category: str, results: list[ItemResult]) -> dict[str, Any]:
         out["held"] = len(held)
         model_ok = sum(bool(r.detail.get("model_ok", r.ok)) and not r.error for r in results)
         out["model_accuracy"] = model_ok / len(results) if results else 0.0
+    if category in SPECIAL and results:
+        out["model_no_call"] = sum(not r.detail.get("model_called", True) for r in results) / len(results)
     out["correct"] = sum(r.ok for r in results)
     return out
 
