@@ -76,14 +76,17 @@ def test_rendering_matches_the_jinja_template_through_transformers(fmt):
 
 
 @pytest.mark.parametrize("fmt", ["qwen35", "hermes"])
-def test_segments_concatenate_to_the_full_rendering(fmt):
+def test_the_transcript_concatenates_to_the_full_rendering(fmt):
+    """The blocks the agent and SFT append (protocol.transcript) are the template's rendering."""
+    from botpsy.protocol.transcript import Transcript
+
     f = ChatFormat(fmt)
     msgs = conversation()
-    segs = f.segments(msgs, TOOL_LIST)
-    joined = "".join(text for text, _ in segs)
-    assert joined + "\n" == f.render(msgs, TOOL_LIST)
-    # the generated segments are exactly the assistant completions
-    assert [t for t, g in segs if g] == [f.completion(m) for m in msgs if m.role == "assistant"]
+    t = Transcript.of_messages(msgs, TOOL_LIST, f, lambda text: list(str(text).encode()))
+    assert bytes(t.ids).decode() + "\n" == f.render(msgs, TOOL_LIST)
+    # the generated ids are exactly the assistant completions
+    generated = bytes(i for i, m in zip(t.ids, t.mask, strict=True) if m).decode()
+    assert generated == "".join(f.completion(m) for m in msgs if m.role == "assistant")
 
 
 @pytest.mark.parametrize("fmt", ["qwen35", "hermes"])

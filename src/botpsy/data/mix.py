@@ -15,7 +15,7 @@ sensitive with confirmation, injection) and two kinds built here from them:
 * **unseen tools** — conversations over procedurally generated APIs (`data.synthetic_tools`), so
   the model learns to read a schema rather than memorise the suites' hundred tools.
 
-The prompt is the runtime's: the same chat format segments, the date and time line the agent adds
+The prompt is the runtime's: the same blocks (`protocol.transcript`), the date and time line the agent adds
 to each user turn (`agent.dates.annotate`), and for a share of conversations the tool set the CLI
 shows with `--suites all --tool-top-k K` (BM25 retrieval over every installed tool from the first
 request, `agent.retrieval`) instead of the world's own tools (what `eval worlds` shows). A later

@@ -6,7 +6,7 @@ these published shapes, detected from the first row unless named:
 * ``xlam`` — Salesforce/xlam-function-calling-60k (APIGen): ``query``, ``tools`` and ``answers``
   (both JSON strings). One user turn, then one assistant turn holding every answer as a parallel
   call. The data has no tool results, so the conversation ends on the calls: SFT learns the call
-  turn, which is what the dataset teaches (the segments tokenizer accepts that ending).
+  turn, which is what the dataset teaches (the transcript accepts that ending).
 * ``toolace`` — Team-ACE/ToolACE: ``system`` (a preamble, then the tool list as JSON) and
   ``conversations`` of ``{"from": user|assistant|tool, "value"}``. Assistant values written as
   ``[f(a=1), g(b="x")]`` become calls (parsed with `ast`, never evaluated); any other value is a

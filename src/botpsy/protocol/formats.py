@@ -170,42 +170,6 @@ class ChatFormat:
             out.append(self.generation_prompt(thinking))
         return Block.join(out)
 
-    def segments(
-        self, messages: list[Message], tools: list[dict[str, Any]] | None = None
-    ) -> list[tuple[Block, bool]]:
-        """The conversation as the agent builds it, block by block: (text, generated_by_the_model).
-
-        This is the append-only view the runtime uses; training data tokenizes these blocks one by
-        one so the model learns exactly the token sequences it will see and produce.
-        """
-        system_text = messages[0].content if messages and messages[0].role == "system" else ""
-        rest = messages[1:] if messages and messages[0].role == "system" else messages
-        out: list[tuple[Block, bool]] = [(self.system(tools, system_text), False)]
-        after_completion = False
-        i = 0
-        while i < len(rest):
-            m = rest[i]
-            lead = "\n" if after_completion else ""
-            if m.role == "assistant":
-                out.append((self.completion(m, True), True))
-                after_completion = True
-                i += 1
-                continue
-            if m.role == "user":
-                block = self.user(m.content)
-                i += 1
-            elif m.role == "tool":
-                results = []
-                while i < len(rest) and rest[i].role == "tool":
-                    results.append(rest[i].content)
-                    i += 1
-                block = self.tool_results(results)
-            else:
-                raise ValueError(f"a {m.role!r} message can only come first")
-            out.append((lead + block + self.generation_prompt(True), False))
-            after_completion = False
-        return out
-
     # ---- parsing ---------------------------------------------------------------------------
     def parse(
         self, text: str, tools: dict[str, dict[str, Any]] | None = None, thinking: bool = True
