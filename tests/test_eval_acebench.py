@@ -240,6 +240,28 @@ def test_travel_booking_fees_changes_and_cancellation(tmp_path):
         t.users["u1"]["cash_balance"] == 1000.0 + 900 and len(t.reservations) == 1
     )  # kept on file, as in ACEBench
     assert execute(t, "turn_on_wifi", {}).startswith("Error during execution")  # not a travel API
+    assert (
+        execute(
+            t,
+            "find_transfer_flights",
+            {"origin_city": "Oslo", "transfer_city": "Rome", "destination_city": "Nice"},
+        )
+        == "No connecting flights match."
+    )
+    t.flights.append(
+        {
+            **t.flights[0],
+            "flight_no": "CD2",
+            "origin": "Rome",
+            "destination": "Nice",
+            "depart_time": "2024-07-20 12:00:00",
+        }
+    )
+    assert "'second_leg': {'flight_no': 'CD2'" in execute(
+        t,
+        "find_transfer_flights",
+        {"origin_city": "Oslo", "transfer_city": "Rome", "destination_city": "Nice"},
+    )
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ from botpsy.eval.acebench_apis import AIRLINE_CANCELLED, BAG_FEE, FREE_BAGS, LAT
 WRONG_LOGIN = {"status": "error", "message": "Incorrect username or password."}
 METHODS = [
     "get_flight_details",
+    "find_transfer_flights",
     "get_user_details",
     "get_reservation_details",
     "reserve_flight",
@@ -49,6 +50,27 @@ class Travel:
         if not found:
             return "No direct flight matches."
         return [dict(f) for f in found]
+
+    def find_transfer_flights(self, origin_city: str, transfer_city: str, destination_city: str) -> Any:
+        """Pairs of available legs through `transfer_city` where the first lands before the second leaves."""
+
+        def when(f: dict[str, Any], key: str) -> datetime:
+            return datetime.strptime(f[key], "%Y-%m-%d %H:%M:%S")
+
+        def legs(a: str, b: str) -> list[dict[str, Any]]:
+            return [
+                f
+                for f in self.flights
+                if f["origin"] == a and f["destination"] == b and f["status"] == "available"
+            ]
+
+        pairs = [
+            {"first_leg": one, "second_leg": two}
+            for one in legs(origin_city, transfer_city)
+            for two in legs(transfer_city, destination_city)
+            if when(one, "arrival_time") < when(two, "depart_time")
+        ]
+        return pairs or "No connecting flights match."
 
     def get_user_details(self, user_id: str, password: str) -> dict[str, Any]:
         user = self.users.get(user_id)
