@@ -89,3 +89,29 @@ def test_real_tokenizers_agree_on_the_embedded_base():
             runtime = tokenize_conversation(msgs, tools, engine.chat_format, engine.tokenize)
             training = tokenize_conversation(msgs, tools, engine.chat_format, hf)
             assert runtime == training, (name, task.id)
+
+
+def test_rl_prompts_are_the_transcript_of_their_context(tiny_llama_dir):
+    """RL1's prompts (rendered text the trainer tokenizes) give the ids the Transcript of the same
+    context gives, generation prompt included: RL, SFT and the runtime read the same tokens."""
+    from transformers import AutoTokenizer
+
+    from botpsy.data.turns import turn_items
+    from botpsy.protocol.blocks import hf_encoder
+    from botpsy.protocol.formats import ChatFormat
+    from botpsy.protocol.transcript import Transcript
+    from botpsy.train.common import rendered_prompt_ids
+
+    tok = AutoTokenizer.from_pretrained(tiny_llama_dir)
+    fmt = ChatFormat("qwen35")
+    items = [
+        i
+        for d in ("calendar", "cross_contacts_email")
+        for i in turn_items(DOMAINS[d].generate(4, 3, "train"))
+    ]
+    assert any(i.turn > 0 for i in items)  # later turns read earlier tool results
+    prompts = rendered_prompt_ids(tok, [i.prompt(fmt) for i in items])
+    for item, ids in zip(items, prompts, strict=True):
+        assert ids == Transcript.of_messages(item.context(), item.tools(), fmt, hf_encoder(tok)).ids, (
+            item.task.id
+        )

@@ -19,6 +19,7 @@ from botpsy.engine.base import EngineError, bos_ids
 from botpsy.export.lora_gguf import gguf_arch, gguf_weight_names, read_lora_gguf, write_lora_gguf
 from botpsy.models import EMBEDDED, PACKAGE_BASES, base_gguf, embedded_dir
 from botpsy.models import resolve as resolve_model
+from botpsy.protocol.blocks import hf_encoder
 
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
@@ -238,7 +239,8 @@ def rendered_prompt_ids(tok, prompts: list[str]) -> list[list[int]]:
     engines and the SFT data open every conversation with (`engine.base.bos_ids`).
     """
     bos = bos_ids(tok)
-    return [bos + ids for ids in tok(text=prompts, add_special_tokens=False)["input_ids"]]
+    encode = hf_encoder(tok)  # the encoder SFT's Transcript uses (a prompt's Block pieces, if kept)
+    return [bos + encode(p) for p in prompts]
 
 
 def lora_config(r: int, alpha: int, targets: tuple[str, ...] = LORA_TARGETS):
