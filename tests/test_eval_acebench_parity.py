@@ -6,7 +6,7 @@ this repository) beside botpsy's versions and demand the same verdicts and end s
 normal item's first possible answer plus mutations of each call (values changed, parameters
 dropped or added, a call lost, a wrong function), and every agent item's milestones replayed
 as they are, shortened, doubled and shuffled. Skipped without `ACEBENCH_DIR` (no fetched data in
-the default suite). Checked at ACEBench commit 56dd66c: 5,493 normal outputs and 400 agent call
+the default suite). Checked at ACEBench commit 56dd66c: 5,493 normal outputs and 200 agent call
 sequences, no difference.
 """
 

@@ -37,7 +37,7 @@ checked, as in ACEBench); dict attributes need every answer key equal, others pl
 
 Parity: `tests/test_eval_acebench_parity.py` runs ACEBench's own checker and scenario classes from a
 clone (`ACEBENCH_DIR`) beside these: at its commit 56dd66c, 5,493 normal outputs (answers and
-mutations) got the same verdicts and 400 agent call sequences the same end states.
+mutations) got the same verdicts and 200 agent call sequences the same end states.
 
 Aggregation (`aggregate`, ACEBench's `generate_result_csv`): normal = unweighted mean of its 12
 categories, special = of its 3, agent = of its 2 (end-to-end accuracy); overall = 0.578 normal +
