@@ -75,9 +75,9 @@ class _Vocab:
     def __init__(self, add_bos: bool):
         self.add_bos_token, self.bos_token_id = add_bos, 2
 
-    def __call__(self, text, add_special_tokens=True):
+    def __call__(self, text, add_special_tokens=True, split_special_tokens=False):
         assert add_special_tokens is False  # botpsy renders every special marker itself
-        return {"input_ids": [[ord(c) for c in t] for t in text]}
+        return {"input_ids": [ord(c) for c in text]}
 
 
 def test_rl_prompts_open_with_bos_where_the_vocabulary_asks_for_it():

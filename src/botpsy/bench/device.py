@@ -644,10 +644,13 @@ def write_report(results: list[BenchResult], out_dir: Path) -> Path:
             "|---|" + "---|" * len(r.ttft_turns_ms),
             "| time to first token, ms | " + " | ".join(f"{x:.0f}" for x in r.ttft_turns_ms) + " |",
             "| prompt share from cache | " + " | ".join(f"{x:.1%}" for x in r.cache_hit_turns) + " |",
-            "",
-            f"Decode {r.decode_quiet_tok_s} tok/s alone, {r.decode_contended_tok_s} tok/s beside one busy "
-            f"process ({r.contended_over_quiet:.2f}×; OpenMP wait policy {r.omp_wait_policy}).",
         ]
+        if r.decode_quiet_tok_s > 0:  # a figure only where it was measured
+            rows += [
+                "",
+                f"Decode {r.decode_quiet_tok_s} tok/s alone, {r.decode_contended_tok_s} tok/s beside one "
+                f"busy process ({r.contended_over_quiet:.2f}×; OpenMP wait policy {r.omp_wait_policy}).",
+            ]
         rows += startup_rows(r.startup)
     writer.text("bench.md", "\n".join(rows) + "\n")
     with writer.figure("bench.png", 1, 2, figsize=(10, 4), dpi=110) as (fig, axes):

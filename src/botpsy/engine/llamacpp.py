@@ -65,6 +65,7 @@ from pathlib import Path
 import numpy as np
 
 from botpsy.engine.base import EngineBase, EngineError, Generation, TurnEnd
+from botpsy.engine.state_cache import PrefixStates
 from botpsy.protocol.blocks import encode
 from botpsy.protocol.formats import IM_END, ChatFormat, detect_format
 from botpsy.protocol.messages import StepTiming
@@ -246,8 +247,6 @@ class LlamaCppEngine(EngineBase):
         # The system block's state saved across processes (`engine.state_cache`); None: off.
         self.prefix_states = None
         if state_cache is not None:
-            from botpsy.engine.state_cache import PrefixStates
-
             self.prefix_states = PrefixStates(self, state_cache, model_path, lora_path)
 
     @property

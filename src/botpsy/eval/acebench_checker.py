@@ -52,6 +52,8 @@ import re
 from collections import Counter
 from typing import Any
 
+from botpsy.eval.acebench_data import AGENT, NORMAL, SPECIAL
+
 # ACEBench's declared-type → Python-type table. "number" is int there, and "enum" is never a
 # value's type (so an enum typed "enum" is always judged by the answer's type, value unchecked).
 PY_TYPES: dict[str, Any] = {
@@ -359,8 +361,6 @@ def aggregate(accuracy: dict[str, float]) -> dict[str, Any]:
     """Groups and overall from {category: accuracy}. `overall_official` is ACEBench's formula with
     every category not run counted as 0 (12 normal, 3 special, 2 agent); `overall` averages over
     the categories and groups that were run (a partial run of a perfect model reaches 1)."""
-    from botpsy.eval.acebench_data import AGENT, NORMAL, SPECIAL
-
     members = {"normal": NORMAL, "special": SPECIAL, "agent": AGENT}
     groups, official = {}, {}
     for g, cats in members.items():
