@@ -47,7 +47,9 @@ def test_thirty_turns_in_a_small_window_all_answer(tmp_path):
         trace = agent.send(f"Turn {i}: remind me that the plumber comes on Friday, please keep it in mind.")
         assert trace.stopped == "answer", (i, trace.events[-1])
     trimmed = [e for e in agent.trace.events if e.kind == "history_trimmed"]
-    assert trimmed, "a 5,000-byte window (the system block takes 2,956) cannot hold 30 turns: old ones must go"
+    assert trimmed, (
+        "a 5,000-byte window (the system block takes 2,956) cannot hold 30 turns: old ones must go"
+    )
     ids = agent.trace.token_ids
     assert ids[: len(system)] == system  # the cached system prefix is never touched
     assert len(ids) < eng.n_ctx
