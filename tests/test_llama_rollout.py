@@ -18,7 +18,7 @@ def test_student_plus_lora_gguf_matches_the_peft_policy(tiny_llama_dir, tmp_path
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from botpsy.export.parity import compare, gguf_next_token_logits, hf_next_token_logits
-    from botpsy.train.common import lora_config
+    from botpsy.train.adapters import lora_config
     from botpsy.train.llama_rollout import adapter_gguf, student_gguf
 
     student = tmp_path / "student"

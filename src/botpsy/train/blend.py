@@ -32,13 +32,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from botpsy.train.common import (
+from botpsy.train.adapters import (
     check_continued_student,
     init_adapter_source,
-    load_base,
     peft_folder_from_gguf,
     save_adapter_model,
 )
+from botpsy.train.policy import load_base
 
 
 def parse_part(spec: str) -> tuple[str, float]:

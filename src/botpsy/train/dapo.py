@@ -26,19 +26,12 @@ import time
 from pathlib import Path
 
 from botpsy.models import PACKAGE_BASES
-from botpsy.train.common import (
-    continued_lora,
-    cpu_args,
-    lora_config,
-    rendered_prompt_ids,
-    save_checkpoint,
-    time_budget_callback,
-    train,
-    write_summary,
-)
+from botpsy.train.adapters import continued_lora, lora_config
+from botpsy.train.common import cpu_args, save_checkpoint, time_budget_callback, train, write_summary
 from botpsy.train.dapo_config import DAPOConfig
 from botpsy.train.dynamic_sampling import group_rows, merge_rows, plan_groups, refill_needed
 from botpsy.train.llama_rollout import LlamaRollout, adapter_gguf, student_gguf
+from botpsy.train.policy import rendered_prompt_ids
 
 ROLLOUTS = ("transformers", "llamacpp")
 

@@ -39,19 +39,17 @@ from pathlib import Path
 
 from botpsy.data.verifiable import SKILLS, mixture
 from botpsy.protocol.formats import ChatFormat
+from botpsy.train.adapters import lora_config
 from botpsy.train.common import (
-    check_same_tokenizer,
     cpu_args,
-    load_policy,
-    lora_config,
     parse_pairs,
-    rendered_prompt_ids,
     save_checkpoint,
     time_budget_callback,
     train,
     write_summary,
 )
 from botpsy.train.dapo_config import OnPolicyConfig
+from botpsy.train.policy import check_same_tokenizer, load_policy, rendered_prompt_ids
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ from botpsy.engine.load import load_engine
 from botpsy.eval.worlds import evaluate
 from botpsy.export.gguf import convert_hf_to_gguf
 from botpsy.protocol.formats import THINK_CLOSE
-from botpsy.train.common import hf_dir
+from botpsy.train.policy import hf_dir
 from botpsy.worlds import get_domain
 
 

@@ -30,8 +30,9 @@ from pathlib import Path
 
 from botpsy.export.lora_gguf import gguf_arch, write_lora_gguf
 from botpsy.models import PACKAGE_BASES, base_gguf
-from botpsy.train.common import attention_heads, base_cache_dir, rendered_prompt_ids
+from botpsy.train.adapters import attention_heads
 from botpsy.train.heldout import eval_gguf
+from botpsy.train.policy import base_cache_dir, rendered_prompt_ids
 
 
 def student_gguf(student: str) -> Path:

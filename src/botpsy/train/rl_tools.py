@@ -22,9 +22,10 @@ from pathlib import Path
 
 from botpsy.data.turns import TurnItem, call_reward, format_reward, success_reward, turn_items
 from botpsy.protocol.formats import ChatFormat
-from botpsy.train.common import adapter_student, check_continued_student, load_policy
+from botpsy.train.adapters import adapter_student, check_continued_student
 from botpsy.train.dapo import train_dapo
 from botpsy.train.dapo_config import DAPOConfig
+from botpsy.train.policy import load_policy
 from botpsy.worlds import get_domain
 
 

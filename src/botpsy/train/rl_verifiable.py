@@ -29,9 +29,11 @@ from pathlib import Path
 
 from botpsy.data.verifiable import Item, mixture, score
 from botpsy.protocol.formats import ChatFormat
-from botpsy.train.common import adapter_student, check_continued_student, load_policy, parse_pairs
+from botpsy.train.adapters import adapter_student, check_continued_student
+from botpsy.train.common import parse_pairs
 from botpsy.train.dapo import train_dapo
 from botpsy.train.dapo_config import DAPOConfig
+from botpsy.train.policy import load_policy
 from botpsy.train.rewards import loop_penalty, overlong_penalty
 
 

@@ -22,9 +22,10 @@ from typing import Any
 
 from botpsy.atomic import write_atomic
 from botpsy.export.release import export_model
-from botpsy.train.common import hf_dir, load_policy, save_checkpoint
+from botpsy.train.common import save_checkpoint
 from botpsy.train.distill import run_mopd
 from botpsy.train.heldout import EvalSpec, dev_score, heldout_figures
+from botpsy.train.policy import hf_dir, load_policy
 from botpsy.train.presets import STAGES
 from botpsy.train.report import copy_report, write_report
 from botpsy.train.rl_tools import RL1Config, run_rl1

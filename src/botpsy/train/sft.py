@@ -40,15 +40,9 @@ from botpsy.data.sft import mix_examples, prepend_bos, read_examples, write_json
 from botpsy.engine.base import bos_ids
 from botpsy.protocol.blocks import hf_encoder
 from botpsy.protocol.formats import IM_END, ChatFormat
-from botpsy.train.common import (
-    TimeBudget,
-    continued_lora,
-    device_args,
-    init_adapter_source,
-    load_base,
-    lora_config,
-    save_adapter_model,
-)
+from botpsy.train.adapters import continued_lora, init_adapter_source, lora_config, save_adapter_model
+from botpsy.train.common import TimeBudget, device_args
+from botpsy.train.policy import load_base
 from botpsy.train.presets import resolve
 from botpsy.train.sft_config import SFTStageConfig
 
