@@ -144,11 +144,24 @@ def test_forcing_a_call_on_a_backend_without_grammars_is_a_400(serve, choice):
         ({"logprobs": True}, "logprobs are not supported"),
         ({"functions": [WEATHER["function"]]}, "deprecated"),
         ({"parallel_tool_calls": "no"}, "parallel_tool_calls must be true or false"),
+        ({"top_p": 0.9, "temperature": 0.7}, "top_p=0.9 is not supported"),
+        ({"frequency_penalty": 0.5}, "frequency_penalty=0.5 is not supported"),
+        ({"presence_penalty": -1}, "presence_penalty=-1 is not supported"),
+        ({"seed": 7, "temperature": 0.7}, "seed is not supported"),
     ],
 )
 def test_options_that_cannot_be_kept_are_a_400_that_says_so(serve, body, msg):
     code, text = post(serve(ScriptedEngine([])), {"messages": USER, **body})
     assert code == 400 and msg in json.loads(text)["error"]["message"], text
+
+
+def test_neutral_sampling_knobs_are_accepted(serve):
+    """Clients that send the defaults (top_p 1, penalties 0) are not refused, nor a seed or top_p
+    under greedy decoding, which honours them trivially (τ²'s simulators send a seed)."""
+    body = {"messages": USER, "top_p": 1, "frequency_penalty": 0, "presence_penalty": 0.0, "seed": None}
+    assert post(serve(ScriptedEngine([])), body)[0] == 200
+    greedy = {"messages": USER, "temperature": 0, "seed": 42, "top_p": 0.5}
+    assert post(serve(ScriptedEngine([])), greedy)[0] == 200
 
 
 def test_n_1_and_auto_are_accepted(serve):

@@ -18,8 +18,10 @@ refused with a 400 that says what is supported:
   markup: stop strings apply to the text before any `<tool_call>`).
 * `n`: 1 only (one llama.cpp context generates one sequence at a time); larger is a 400.
 * `stream_options.include_usage`: a last chunk with empty `choices` and the `usage` (streams only).
-* `logprobs`, `top_logprobs`, `logit_bias`, and the deprecated `functions` / `function_call`: 400,
-  because nothing here can honour them.
+* `logprobs`, `top_logprobs`, `logit_bias`, the deprecated `functions` / `function_call`,
+  `frequency_penalty` or `presence_penalty` other than 0, and a `seed` or a `top_p` other than 1
+  when sampling with a temperature (greedy decoding honours both trivially): 400, because nothing
+  here can honour them.
 """
 
 from __future__ import annotations
@@ -116,6 +118,33 @@ def _flag(body: dict[str, Any], key: str, default: bool) -> bool:
     return value
 
 
+# Sampling knobs the engine does not take per request, with the value that asks for nothing.
+NEUTRAL = {"top_p": 1, "frequency_penalty": 0, "presence_penalty": 0}
+
+
+def _sampling(body: dict[str, Any]) -> None:
+    """Refuse a sampling knob the server would otherwise ignore. Its neutral value (or null) passes,
+    and so do `seed` and `top_p` when decoding is greedy (temperature 0, the default), where they
+    change nothing: τ²-bench's simulators, for one, send a seed with every request."""
+    temperature = body.get("temperature")
+    greedy = temperature is None or (isinstance(temperature, int | float) and temperature == 0)
+    for key, neutral in NEUTRAL.items():
+        value = body.get(key)
+        if value is None or (key == "top_p" and greedy):
+            continue
+        if isinstance(value, int | float) and not isinstance(value, bool) and value == neutral:
+            continue
+        raise BadRequest(
+            f"{key}={value!r} is not supported by this server (sampling is greedy or by temperature "
+            f"only); leave it out or send {neutral}"
+        )
+    if body.get("seed") is not None and not greedy:
+        raise BadRequest(
+            "seed is not supported per request with temperature > 0 (the server's sampler is seeded "
+            "when it starts); leave it out, or decode greedily (temperature 0)"
+        )
+
+
 def parse_options(body: dict[str, Any], tool_names: list[str], stream: bool) -> Options:
     """The options of a request body whose `tools` were already checked (`tool_names`)."""
     n = body.get("n")
@@ -134,6 +163,7 @@ def parse_options(body: dict[str, Any], tool_names: list[str], stream: bool) -> 
         raise BadRequest("logprobs are not supported by this server; leave out logprobs and top_logprobs")
     if body.get("logit_bias"):
         raise BadRequest("logit_bias is not supported by this server; leave it out")
+    _sampling(body)
     choice, name = _tool_choice(body.get("tool_choice"), tool_names)
     fmt, schema = _response_format(body.get("response_format"))
     if fmt != "text" and tool_names and choice == "auto":
