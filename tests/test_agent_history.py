@@ -67,10 +67,10 @@ def test_dropping_keeps_the_rest_byte_for_byte(tmp_path):
     for i in range(4):
         agent.send(f"request {i}")
     before = list(agent.trace.token_ids)
-    turns = list(agent._turns)
+    turns = agent.transcript.turns()
     history.drop_turns(agent, 2)
     assert agent.trace.token_ids == before[: turns[0][0]] + before[turns[2][1] :]
-    assert [b - s for s, b in agent._turns] == [0, *(b - s for s, b in turns[3:])]
+    assert [b - s for s, b in agent.transcript.turns()] == [0, *(b - s for s, b in turns[3:])]
 
 
 @pytest.mark.parametrize(
@@ -102,7 +102,7 @@ def test_checkpoint_rollback_and_reset(tmp_path):
         and agent.trace.messages == []
         or all(m.role == "system" for m in agent.trace.messages)
     )
-    assert agent._turns == []
+    assert agent.transcript.turns() == []
 
 
 def _chat(monkeypatch, tmp_path, engine, inputs):

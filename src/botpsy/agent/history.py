@@ -28,7 +28,7 @@ from typing import Any
 
 TRACE_LISTS = ("messages", "events", "timings", "token_ids", "generated_mask")
 # The agent's fields that change as the conversation goes on (everything else is configuration).
-AGENT_FIELDS = ("_after_completion", "_system", "_shown", "_last_user", "_turns")
+AGENT_FIELDS = ("_after_completion", "_system", "_shown", "_last_user")
 
 
 @dataclass(frozen=True)
@@ -83,9 +83,7 @@ def turns_to_drop(turns: list[tuple[int, int]], total: int, extra: int, limit: i
 
 def drop_turns(agent, k: int) -> int:
     """Drop the `k` oldest turns from the ids the model sees; returns how many ids went."""
-    turns = agent._turns
+    turns = agent.transcript.turns()
     lo, hi = turns[0][0], turns[k][1]
     agent.transcript.drop(lo, hi)
-    shift = hi - lo
-    agent._turns = [(lo, lo)] + [(s - shift, b - shift) for s, b in turns[k + 1 :]]
-    return shift
+    return hi - lo

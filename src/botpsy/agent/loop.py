@@ -193,7 +193,6 @@ class Agent:
             self.transcript.add(every_tool or self.fmt.system(env.toolbox.schemas(), system), "system")
             self._system = None  # rendered; otherwise it waits for the first request
         self._after_completion = False
-        self._turns: list[tuple[int, int]] = []  # per request: (lead start, block start) in the ids
         # Dropping generated tokens keeps the engine's cache (False for hybrid llama.cpp models).
         self._rollback = engine.cheap_rollback
         self._grammar = None
@@ -209,11 +208,8 @@ class Agent:
             self.on_event(ev)
 
     def _open_turn(self, block: str, request: bool = False) -> None:
-        start = len(self.trace.token_ids)
         kind = "request" if request else "results"
-        at = self.transcript.open_turn(self.fmt, block, kind, self.config.thinking, self._after_completion)
-        if request:
-            self._turns.append((start, at))
+        self.transcript.open_turn(self.fmt, block, kind, self.config.thinking, self._after_completion)
         self._after_completion = False
 
     # ---- history (agent/history.py) ------------------------------------------------------------
@@ -235,7 +231,7 @@ class Agent:
             return
         extra = self.engine.count_tokens(request) + 16  # the request and its turn markup
         limit = n_ctx - history.room(n_ctx, self.config.max_tokens)
-        k = history.turns_to_drop(self._turns, len(self.trace.token_ids), extra, limit)
+        k = history.turns_to_drop(self.transcript.turns(), len(self.trace.token_ids), extra, limit)
         if k:
             dropped = history.drop_turns(self, k)
             self._emit("history_trimmed", turns=k, tokens=dropped, kept=len(self.trace.token_ids))

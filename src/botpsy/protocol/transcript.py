@@ -69,6 +69,15 @@ class Transcript:
         self.add(block + fmt.generation_prompt(thinking), kind)
         return start
 
+    def turns(self) -> list[tuple[int, int]]:
+        """Per request: (where its turn starts, the separator before it included; where its block starts)."""
+        out, prev = [], None
+        for offset, kind in self.blocks:
+            if kind == "request":
+                out.append((prev[0] if prev and prev[1] == "separator" else offset, offset))
+            prev = (offset, kind)
+        return out
+
     def cut(self, n: int) -> None:
         """Keep the first `n` ids (a rollback)."""
         del self.ids[n:]
