@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from botpsy.agent.loop import Agent, AgentConfig
-from botpsy.bench.startup import bench_startup, decode_under_load, startup_rows
+from botpsy.bench.startup import bench_startup, decode_under_load, startup_rows, vm_hwm_mb
 from botpsy.engine.load import load_engine
 from botpsy.export.gguf import read_header
 from botpsy.models import resolve
@@ -135,13 +135,8 @@ def peak_rss_mb() -> float:
     /proc's VmHWM where there is one: `ru_maxrss` survives fork + exec, so a benchmark child
     started from a large parent (a test runner with torch loaded) would report the parent's size.
     """
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    hwm = vm_hwm_mb()
+    return hwm if hwm is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def kv_cache_bytes(llm, n_ctx: int) -> int:

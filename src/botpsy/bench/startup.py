@@ -107,19 +107,20 @@ def _child(
                 }
             )
     out["wall_s"] = time.time() - t_spawn
-    out["peak_rss_mb"] = _peak_rss_mb()
+    out["peak_rss_mb"] = vm_hwm_mb() or 0.0
     return out
 
 
-def _peak_rss_mb() -> float:
-    """This process's peak resident memory (Linux's VmHWM); 0 where /proc has none."""
+def vm_hwm_mb() -> float | None:
+    """Peak resident memory of this process's current image (Linux's VmHWM, MiB); None where /proc
+    has none. The one reading of it: `bench.device.peak_rss_mb` falls back to `ru_maxrss` after it."""
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) / 1024
     except (OSError, ValueError, IndexError):
         pass
-    return 0.0
+    return None
 
 
 def run_process(
