@@ -13,7 +13,9 @@ sensitive with confirmation, injection) and two kinds built here from them:
   calls. The pair teaches when to ask: a model that only ever sees "…at 10am" → "Which day?" also
   asks when the day is there (the demo's "Add a dentist appointment on December 3 2026 at 10am").
 * **unseen tools** — conversations over procedurally generated APIs (`data.synthetic_tools`), so
-  the model learns to read a schema rather than memorise the suites' hundred tools.
+  the model learns to read a schema rather than memorise the suites' hundred tools; with
+  `synthetic_rich`, a share of them over APIs in the shapes other people's tools have (lists,
+  nested objects, defaults, parallel calls, near-miss tool lists: `data.synthetic_rich`).
 
 The prompt is the runtime's: the same blocks (`protocol.transcript`), the date and time line the agent adds
 to each user turn (`agent.dates.annotate`), and for a share of conversations the tool set the CLI
@@ -45,6 +47,7 @@ from botpsy.agent.dates import annotate, annotate_messages, answered_turn
 from botpsy.agent.loop import declined_result
 from botpsy.agent.retrieval import more_tools, select_tools
 from botpsy.data.mix_config import MixConfig
+from botpsy.data.synthetic_rich import rich_conversation
 from botpsy.data.synthetic_tools import synthetic_conversation
 from botpsy.protocol.formats import ChatFormat
 from botpsy.protocol.messages import Message
@@ -299,6 +302,16 @@ def mix_conversations(n: int, seed: int, cfg: MixConfig = MixConfig()) -> list[C
     while len(out) < n:
         i += 1
         if rng.random() < cfg.synthetic_share:
+            # drawn only when the knob is set, so a stream without it stays as it was
+            if cfg.synthetic_rich and rng.random() < cfg.synthetic_rich:
+                tools, msgs = rich_conversation(
+                    rng,
+                    requests=cfg.per_conversation,
+                    near_miss=cfg.synthetic_rich_near_miss,
+                    parallel=cfg.synthetic_rich_parallel,
+                )
+                out.append(runtime_conversation("synthetic_rich", tools, msgs, today))
+                continue
             tools, msgs = synthetic_conversation(
                 rng,
                 requests=cfg.per_conversation,

@@ -55,6 +55,28 @@ class MixConfig:
             "not do, or a listed calculator without its values"
         },
     )
+    synthetic_rich: float = field(
+        default=0.0,
+        metadata={
+            "help": "share of unseen-tool conversations over the catalogue's richer APIs (data.synthetic_rich): "
+            "list and object parameters, defaults, varied descriptions, parallel calls, near-miss tool "
+            "lists; 0 leaves the stream as it was"
+        },
+    )
+    synthetic_rich_near_miss: float = field(
+        default=0.2,
+        metadata={
+            "help": "share of those conversations' requests that want what only an unlisted sibling of "
+            "a listed tool does (reserve, where only a hotel search is listed): a plain answer, no call"
+        },
+    )
+    synthetic_rich_parallel: float = field(
+        default=0.3,
+        metadata={
+            "help": "share of those conversations' requests that need several calls in one turn "
+            "(one API for several values, or two APIs)"
+        },
+    )
     vary_share: float = field(
         default=0.5,
         metadata={"help": "share of requests given a surface variation (lead, tail, case, typo)"},
