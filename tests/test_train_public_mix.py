@@ -202,3 +202,13 @@ def test_when2call_test_split_is_refused_for_training(tmp_path, suites, capsys):
     with pytest.raises(SystemExit):
         public_mix.main(["--out", str(tmp_path / "o"), "--source", f"when2call={renamed}", *suites])
     assert "evaluation set" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["level-3.json", "level-1-api.json", "lv3-test.json"])
+def test_apibank_evaluation_files_are_refused_for_training(tmp_path, suites, name, capsys):
+    path = tmp_path / name
+    path.write_text(json.dumps([{"instruction": "API-Request", "input": "User: hi", "output": "AI: hello"}]))
+    with pytest.raises(SystemExit) as e:
+        public_mix.main(["--out", str(tmp_path / "o"), "--source", f"apibank={path}", *suites])
+    assert e.value.code == 2 and "API-Bank's evaluation files" in capsys.readouterr().err
+    assert {"apibank", "sgd"} <= set(public_mix.SOURCES)

@@ -18,6 +18,10 @@ these published shapes, detected from the first row unless named:
   test MCQ file has ``question``, ``tools``, ``answers`` (direct, tool_call, request_for_info,
   cannot_answer) and ``correct_answer``: the correct answer becomes the assistant turn (a call
   when it is ``tool_call``, text otherwise).
+* ``apibank`` — API-Bank's level-3 training steps (``instruction``, ``input``, ``output``); see
+  `data.public_apibank`.
+* ``sgd`` — Schema-Guided Dialogue's train dialogues joined with their services' schemas; see
+  `data.public_sgd`.
 * ``openai`` — any OpenAI chat JSONL: ``messages`` (``tool_calls``, ``tool`` turns with ``name``
   or ``tool_call_id``) and ``tools``.
 
@@ -53,6 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from botpsy.data.mix import runtime_conversation
+from botpsy.data.public_apibank import from_apibank, is_apibank
 from botpsy.data.public_schema import (
     BadRow,
     json_calls,
@@ -61,12 +66,13 @@ from botpsy.data.public_schema import (
     tool_list,
     tools_in_text,
 )
+from botpsy.data.public_sgd import from_sgd, is_sgd
 from botpsy.data.sft import mix_examples
 from botpsy.protocol.formats import tojson
 from botpsy.protocol.messages import Message, ToolCall
 from botpsy.worlds.kit import TODAY
 
-SHAPES = ("xlam", "toolace", "when2call", "openai")
+SHAPES = ("xlam", "toolace", "when2call", "openai", "apibank", "sgd")
 LOGGED_ROWS = 5  # skipped rows logged one by one; the rest only counted
 
 Conversation = tuple[list[Message], list[dict[str, Any]]]
@@ -206,6 +212,8 @@ CONVERTERS: dict[str, Callable[[dict], Conversation]] = {
     "toolace": from_toolace,
     "when2call": from_when2call,
     "openai": from_openai,
+    "apibank": from_apibank,
+    "sgd": from_sgd,
 }
 
 
@@ -221,6 +229,10 @@ def detect_shape(row: dict) -> str | None:
     if isinstance(row.get("messages"), list):
         tagged = any(isinstance(m, dict) and "<TOOLCALL>" in str(m.get("content")) for m in row["messages"])
         return "when2call" if tagged else "openai"
+    if is_apibank(row):
+        return "apibank"
+    if is_sgd(row):
+        return "sgd"
     return None
 
 
@@ -304,7 +316,8 @@ def load(path: str | Path, shape: str | None = None, log=print) -> LoadResult:
                 raise ValueError(
                     f"{path}: cannot tell the dataset shape from {unit} {n} (keys: {', '.join(sorted(row))}); "
                     "expected xlam (query, tools, answers), toolace (system, conversations), when2call "
-                    "(question, answers, correct_answer) or openai (messages); name it as SHAPE:PATH"
+                    "(question, answers, correct_answer), openai (messages), apibank (instruction, input, "
+                    "output) or sgd (dialogue_id, services, turns); name it as SHAPE:PATH"
                 )
         try:
             msgs, tools = CONVERTERS[result.shape](row)

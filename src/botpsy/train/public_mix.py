@@ -23,6 +23,8 @@ Command (the user's downloads; ACEBench is the public GitHub repository's folder
         --source toolace=~/data/ToolACE/data.json \\
         --source xlam=~/data/xlam-function-calling-60k/xlam_function_calling_60k.json \\
         --source when2call=~/data/When2Call/train/when2call_train_sft.jsonl \\
+        --source apibank=~/src/DAMO-ConvAI/api-bank/training-data/lv3-train.json \\
+        --source sgd=~/data/sgd-train.jsonl \\
         [--sample 5000] [--set sft.conversations=2000 ...]
 
 `--check-only` measures the overlap and writes the manifest without building examples.
@@ -92,6 +94,25 @@ SOURCES = {
             "https://github.com/NVIDIA/When2Call data/train/when2call_train_sft.jsonl (Git LFS; also "
             "https://huggingface.co/datasets/nvidia/When2Call)",
             "synthetic, generated with Mixtral-8x22B-Instruct (Apache-2.0 weights) per its README",
+        ),
+        Source(
+            "apibank",
+            "apibank",
+            "Apache-2.0 (api-bank/LICENSE; the DAMO-ConvAI repository is MIT)",
+            "https://github.com/AlibabaResearch/DAMO-ConvAI api-bank/training-data/lv3-train.json at "
+            "commit 1d76900822d9ecfcd6e9eb0ca64a073cb892b735 (removed from the tree in a09c97b, "
+            "moved to https://huggingface.co/datasets/liminghao1630/API-Bank)",
+            "synthetic, API-Bank's multi-agent pipeline with gpt-3.5-turbo (arXiv:2304.08244); the "
+            "training split, not its level-1/2/3 test data",
+        ),
+        Source(
+            "sgd",
+            "sgd",
+            "CC-BY-SA-4.0 (share-alike: adapted material is shared under the same licence)",
+            "https://github.com/google-research-datasets/dstc8-schema-guided-dialogue train/ (schema.json "
+            "and dialogues_NNN.json, joined by `python -m botpsy.data.public_sgd`)",
+            "human-written dialogues (crowd-sourced paraphrases of simulated dialogue outlines, "
+            "arXiv:1909.05855); the train split only",
         ),
     )
 }
@@ -244,7 +265,12 @@ def parse_sources(entries: list[str]) -> list[tuple[Source, Path]]:
 
 def refuse_test_split(source: Source, path: Path) -> None:
     """When2Call's test files are an evaluation set (BFCL v2 Live questions): never training data.
-    Known by name, or by content when renamed: test rows are multiple choice (`correct_answer`)."""
+    Known by name, or by content when renamed: test rows are multiple choice (`correct_answer`).
+    API-Bank's evaluation files (test-data/, level-N-*.json) are refused by name too."""
+    if source.name == "apibank" and ("test" in path.name or path.name.startswith("level-")):
+        raise ValueError(
+            f"{path} is one of API-Bank's evaluation files: train on training-data/lv3-train.json"
+        )
     if source.name != "when2call":
         return
     with open(path, encoding="utf-8", errors="replace") as f:
