@@ -67,11 +67,11 @@ def test_some_conversations_show_the_cli_retrieved_tools_over_all_suites(mix):
 def test_a_capability_answer_comes_only_with_its_worlds_own_tools():
     """ "What can you do?" is answered with the world's capability line, which describes the world's
     tools, not a retrieved mix over every suite (the demo, shown the calendar, named email)."""
-    from botpsy.worlds.kit import CAPABILITY_QUESTIONS
+    from botpsy.worlds.kit import CAPABILITY_ASKED
 
     def asks(c) -> int:
         return sum(
-            m.role == "user" and any(q.lower()[:-1] in m.content.lower() for q in CAPABILITY_QUESTIONS)
+            m.role == "user" and any(q.lower()[:-1] in m.content.lower() for q in CAPABILITY_ASKED)
             for m in c.messages
         )
 

@@ -55,7 +55,7 @@ from botpsy.tools.base import Tool
 from botpsy.tools.registry import all_tools
 from botpsy.worlds import DOMAINS, get_domain
 from botpsy.worlds.base import ALL_TASK_KINDS, Task
-from botpsy.worlds.kit import CAPABILITY_QUESTIONS, SYSTEM, TODAY
+from botpsy.worlds.kit import CAPABILITY_ASKED, SYSTEM, TODAY
 
 
 @dataclass
@@ -264,7 +264,7 @@ def world_conversation(
             added = more_tools(user, installed, shown, cfg.tool_top_k)
         if not {c.name for c in task.gold_calls} <= shown | {t.name for t in added}:
             continue  # the runtime would not show this request's tools
-        if installed and task.user in CAPABILITY_QUESTIONS:
+        if installed and task.user in CAPABILITY_ASKED:
             continue  # the world's capability line would not describe the retrieved tools
         if added:
             shown |= {t.name for t in added}

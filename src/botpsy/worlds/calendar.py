@@ -20,7 +20,7 @@ from botpsy.protocol.prompt import runtime_system
 from botpsy.tools.calendar import TOOLS, CalendarState, Event
 from botpsy.tools.registry import CAPABILITY_REASONING, SUITES
 from botpsy.worlds.base import Task, World
-from botpsy.worlds.kit import TODAY, Builder, Recipe, SuiteDomain
+from botpsy.worlds.kit import TODAY, Builder, Recipe, SuiteDomain, phrased
 
 SYSTEM = runtime_system(TODAY)
 
@@ -401,7 +401,7 @@ def no_call(b: Builder) -> Task:
     user, answer = b.rng.choice(SMALL_TALK)
     # the capability question's turn as the agent writes it when code answers (agent.capabilities)
     b.say(answer, CAPABILITY_REASONING if user == "What can you do?" else "No tool is needed.")
-    return b.task("no_call", user)
+    return b.task("no_call", phrased(user, b.split))
 
 
 def missing_info(b: Builder) -> Task:

@@ -58,6 +58,25 @@ GREETINGS = [
     ("Who are you?", "I'm botpsy, your on-device assistant."),
 ]
 CAPABILITY_QUESTIONS = ["What can you do?", "What can you help me with?"]
+# What the train split asks instead of chit-chat that BFCL's irrelevance items ask word for word
+# ("Who are you?" is live_irrelevance_21-2-9): trained on, an evaluation item's own text would
+# inflate the score it reports. The eval split keeps the originals, so its stream is unchanged.
+TRAIN_PHRASINGS = {
+    "Hi!": "Hello there, botpsy!",
+    "How are you today?": "How is your day going?",
+    "Who are you?": "Who am I talking to?",
+    "What can you do?": "What kinds of things can you do?",
+}
+# Every capability question a task can ask, in either split (`agent.capabilities` answers them all).
+CAPABILITY_ASKED = [
+    *CAPABILITY_QUESTIONS,
+    *(TRAIN_PHRASINGS[q] for q in CAPABILITY_QUESTIONS if q in TRAIN_PHRASINGS),
+]
+
+
+def phrased(user: str, split: str) -> str:
+    """`user` as the split asks it: the train split's own phrasing of chit-chat (`TRAIN_PHRASINGS`)."""
+    return TRAIN_PHRASINGS.get(user, user) if split == "train" else user
 
 
 def pick(rng: random.Random, templates: dict[str, list[str]], split: str, **kw: Any) -> str:
@@ -280,12 +299,12 @@ class SuiteDomain:
                 capability_answer(self.tools) or f"I can {self.capability}.",
                 CAPABILITY_REASONING,
             )
-            return b.task("no_call", user)
+            return b.task("no_call", phrased(user, b.split))
         user, answer = b.rng.choice(GREETINGS)
         if user == "Who are you?":
             answer = self.identity
         b.say(answer, "No tool is needed.")
-        return b.task("no_call", user)
+        return b.task("no_call", phrased(user, b.split))
 
     def _out_of_scope(self, b: Builder) -> Task:
         options = [o for o in OUT_OF_SCOPE if o[2] not in self.suites]
