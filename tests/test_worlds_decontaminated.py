@@ -9,12 +9,15 @@ files, from `bfcl-eval` (the `eval` extra), and is skipped where that is not ins
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from botpsy.agent.capabilities import is_capability_question
 from botpsy.data.decontaminate import EvalIndex, bfcl_data_dir, bfcl_items
 from botpsy.data.mix import mix_conversations
 from botpsy.data.mix_config import MixConfig
+from botpsy.data.synthetic_rich import rich_conversation
 from botpsy.worlds import DOMAINS, get_domain
 from botpsy.worlds.kit import CAPABILITY_ASKED, CAPABILITY_QUESTIONS, TRAIN_PHRASINGS, phrased
 
@@ -57,3 +60,15 @@ def test_only_the_train_split_is_rephrased_and_capability_questions_stay_recogni
     assert phrased("Add lunch at noon.", "train") == "Add lunch at noon."
     assert set(CAPABILITY_QUESTIONS) < set(CAPABILITY_ASKED)
     assert all(is_capability_question(q) for q in CAPABILITY_ASKED)  # the runtime answers them by code
+
+
+def test_generated_tool_requests_are_not_even_near_a_bfcl_request(bfcl):
+    """The catalogue's openings are its own: none is within the card's near-duplicate threshold of a
+    BFCL request ("How many calories are in…" was, of irrelevance_222, and was rewritten)."""
+    near = []
+    for seed in range(200):
+        _, msgs = rich_conversation(random.Random(seed), requests=3, near_miss=0.2, parallel=0.35)
+        near += [
+            (m.content, hit.item.item) for m in msgs if m.role == "user" and (hit := bfcl.match(m.content))
+        ]
+    assert not near

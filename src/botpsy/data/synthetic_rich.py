@@ -123,7 +123,9 @@ def make_rich_tool(rng: random.Random, api: Api) -> dict[str, Any]:
 
 
 def listing(rng: random.Random, items: list[str]) -> str:
-    """Items as a request lists them: "A and B", "A, B and C", "A, B, and C"."""
+    """Items as a request lists them: "A", "A and B", "A, B and C", "A, B, and C"."""
+    if len(items) == 1:
+        return items[0]
     if len(items) == 2:
         return f"{items[0]} and {items[1]}"
     last = rng.choice([" and ", ", and "])
@@ -148,7 +150,8 @@ def draw(rng: random.Random, spec: Spec, used: set[str]) -> tuple[Any, str]:
         texts = [spec.form.format(**o) for o in objs]
         return (objs[0], texts[0]) if spec.type == "object" else (objs, listing(rng, texts))
     if spec.type == "array":
-        items = _pick(rng, spec.values, used, rng.choice([2, 2, 3, 3, 4]))
+        # one item now and then: a list parameter takes ["Paris"], never the bare "Paris"
+        items = _pick(rng, spec.values, used, rng.choice([1, 2, 2, 3, 3, 4]))
         used.update(str(v) for v in items)
         return items, listing(rng, [str(v) for v in items])
     pool = tuple(v for v in spec.values if v != spec.default)

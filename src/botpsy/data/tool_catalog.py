@@ -128,7 +128,7 @@ FAMILIES: list[tuple[Api, Api]] = [
                form="{street}, {city} {postcode}"),
              s("express", "boolean", "whether to ship express", (True,), ("by express",), default=False))),
         Api("shop", "get", "order_status", "tells where an existing order is", "place new orders",
-            ("Where is my order", "What's the status of order", "Check on order"),
+            ("Track down my order", "What's the status of order", "Check on order"),
             (s("order_id", "string", "identifier of the order", ("ORD-5521", "ORD-1180", "ORD-7734"), "{v}"),)),
     ),
     (
@@ -192,7 +192,7 @@ FAMILIES: list[tuple[Api, Api]] = [
              s("max_minutes", "integer", "longest cooking time in minutes", (15, 20, 30, 45), ("in under {v} minutes", "taking at most {v} minutes"), optional=True),
              s("diet", "string", "dietary style", ("vegan", "vegetarian", "any"), ("that are {v}",), enum=True, default="any"))),
         Api("kitchen", "get", "nutrition_facts", "gives the nutrients of a food", "find recipes",
-            ("How many calories are in", "Give me the nutrition facts for", "What nutrients are in"),
+            ("List the calories and nutrients of", "Give me the nutrition facts for", "What nutrients are in"),
             (s("food", "string", "food", INGREDIENTS, "{v}"),
              s("grams", "number", "portion in grams", (50, 100, 150, 250), ("per {v} grams", "for {v} g"), default=100))),
     ),
