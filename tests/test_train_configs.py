@@ -40,6 +40,9 @@ def test_sft_help_moved_from_comments_keeps_fields_and_defaults():
         ("synthetic_share", 0.15),
         ("synthetic_unlisted", 0.0),
         ("synthetic_near_miss", 0.0),
+        ("synthetic_rich", 0.0),  # issue 35: 0 leaves the stream as it was
+        ("synthetic_rich_near_miss", 0.2),
+        ("synthetic_rich_parallel", 0.3),
         ("vary_share", 0.5),
         ("resolve_dates", True),
         ("task_weights", ()),
