@@ -204,7 +204,9 @@ def test_when2call_test_split_is_refused_for_training(tmp_path, suites, capsys):
     assert "evaluation set" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("name", ["level-3.json", "level-1-api.json", "lv3-test.json"])
+@pytest.mark.parametrize(
+    "name", ["level-3.json", "level-1-api.json", "AddAgenda-level-1-1.jsonl", "lv3-test.json"]
+)
 def test_apibank_evaluation_files_are_refused_for_training(tmp_path, suites, name, capsys):
     path = tmp_path / name
     path.write_text(json.dumps([{"instruction": "API-Request", "input": "User: hi", "output": "AI: hello"}]))

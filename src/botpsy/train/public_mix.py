@@ -267,7 +267,7 @@ def refuse_test_split(source: Source, path: Path) -> None:
     """When2Call's test files are an evaluation set (BFCL v2 Live questions): never training data.
     Known by name, or by content when renamed: test rows are multiple choice (`correct_answer`).
     API-Bank's evaluation files (test-data/, level-N-*.json) are refused by name too."""
-    if source.name == "apibank" and ("test" in path.name or path.name.startswith("level-")):
+    if source.name == "apibank" and ("test" in path.name or "level-" in path.name):
         raise ValueError(
             f"{path} is one of API-Bank's evaluation files: train on training-data/lv3-train.json"
         )
