@@ -204,3 +204,19 @@ def test_the_mix_renders_rich_conversations_with_the_runtime_prompt():
     assert all(c.source == "synthetic_rich" for c in convs)
     assert not any(m.tool_calls for c in convs for m in c.messages)  # the near-miss share passed on
     assert {c.messages[0].content for c in convs} == {plain[0].messages[0].content}
+
+
+def test_no_rich_gold_call_holds_a_number_the_grounding_guard_would_stop():
+    """The guard stops a call whose numbers the user never said; every number in a list or an object
+    of the gold comes from the request, so the runtime would let each gold call through."""
+    from botpsy.agent.grounding import held_calls, tool_numbers
+
+    checked = 0
+    for seed in range(80):
+        tools, msgs = rich_conversation(random.Random(seed), requests=3, near_miss=0.1, parallel=0.4)
+        numbers = {s["function"]["name"]: tool_numbers(s) for s in tools}
+        for i, m in enumerate(msgs):
+            if m.tool_calls:
+                assert held_calls(m.tool_calls, numbers, msgs[:i]) == {}, m.tool_calls
+                checked += 1
+    assert checked > 150
