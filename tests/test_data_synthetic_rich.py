@@ -16,6 +16,7 @@ from botpsy.data.synthetic_rich import (
     make_rich_tool,
     request_for,
     rich_conversation,
+    several_values,
 )
 from botpsy.data.synthetic_tools import tool_name
 from botpsy.data.tool_catalog import FAMILIES
@@ -158,6 +159,32 @@ def test_parallel_turns_hold_several_distinct_calls_of_one_or_two_apis():
             else:
                 two += 1
     assert same > 20 and two > 20
+
+
+def test_a_request_naming_several_values_of_a_one_value_parameter_gets_a_call_per_value():
+    """ "Find hotels in Paris and Lima": `city` takes one city, so two calls, the same but for it."""
+    seen = 0
+    for seed in range(200):
+        rng = random.Random(seed)
+        api = rng.choice(APIS)
+        got = several_values(rng, api, "f")
+        if got is None:
+            required = [p for p in api.params if p.default is None and not p.optional]
+            assert not any(p.type == "string" and not p.enum and len(p.values) > 2 for p in required)
+            continue
+        user, calls = got
+        seen += 1
+        spread = [k for k in calls[0].arguments if len({str(c.arguments[k]) for c in calls}) > 1]
+        assert len(calls) >= 2 and len(spread) == 1
+        (key,) = spread
+        assert all(
+            {k: v for k, v in c.arguments.items() if k != key}
+            == {k: v for k, v in calls[0].arguments.items() if k != key}
+            for c in calls
+        )
+        at = [user.find(str(c.arguments[key])) for c in calls]
+        assert -1 not in at and at == sorted(at), user
+    assert seen > 60
 
 
 def test_descriptions_come_in_every_style():

@@ -6,8 +6,8 @@ Each conversation lists one to four APIs, with descriptions in one of the styles
 * **one call** whose arguments are the request's own values: a list the request names item by
   item, an object whose fields it states, a list of objects; an optional parameter appears in the
   gold only when the request sets it, so the model learns to leave a default alone;
-* **parallel, one API**: the same request for several values ("…in Paris. Also, …in Lima") →
-  one call per value, in one turn;
+* **parallel, one API**: the same request for several values ("Find hotels in Paris and Lima",
+  "…in Paris. Also, …in Lima") → one call per value, in one turn;
 * **parallel, two APIs**: two requests joined in one turn → a call of each;
 * **near miss**: the request wants what a listed tool's sibling does (reserve a room where only a
   hotel search is listed; a share price where only exchange rates are) → a plain answer that no
@@ -42,6 +42,7 @@ QUESTION_WORDS = ("what", "how", "when", "where", "which", "who")
 LEADS = ("", "", "Please ", "Can you ", "Could you ", "Hey, ", "I need you to ", "Hi! ")
 QUESTION_LEADS = ("", "", "Hey, ", "Quick question: ", "Hi! ", "Tell me: ")
 ASKING_LEADS = ("Can you ", "Could you ")
+DANGLING = ("for", "of", "with", "in", "using", "sides")  # openings a colon cannot follow
 
 
 def sibling(api: Api) -> Api:
@@ -132,26 +133,32 @@ def listing(rng: random.Random, items: list[str]) -> str:
     return ", ".join(items[:-1]) + last + items[-1]
 
 
-def _pick(rng: random.Random, pool: tuple, used: set[str], k: int) -> list[Any]:
-    left = [v for v in pool if str(v) not in used] or list(pool)
+def _pick(rng: random.Random, pool: tuple, used: set[str], k: int, strict: bool = False) -> list[Any]:
+    """Up to `k` values of `pool` not in `used`; with none left, any of the pool unless `strict`."""
+    left = [v for v in pool if str(v) not in used] or ([] if strict else list(pool))
     return rng.sample(left, min(k, len(left)))
 
 
-def draw(rng: random.Random, spec: Spec, used: set[str]) -> tuple[Any, str]:
+def draw(rng: random.Random, spec: Spec, used: set[str]) -> tuple[Any, str] | None:
     """(value, how the request writes it) for `spec`; strings in `used` are not drawn again, so two
-    parameters of one call never share a value the request would have to disambiguate."""
+    parameters of one call never share a value the request would have to disambiguate (a cc list
+    never repeats the "to" list); None for a list whose every item is taken."""
     if spec.type == "boolean":
         return (not spec.default) if spec.default is not None else spec.values[0], ""
     if spec.type == "object" or (spec.type == "array" and spec.items == "object"):
         n = 1 if spec.type == "object" else rng.choice([2, 2, 3])
         columns = {f.name: _pick(rng, f.values, used, n) for f in spec.fields}
+        n = min(len(c) for c in columns.values())
         objs = [{name: col[i] for name, col in columns.items()} for i in range(n)]
         used.update(str(v) for o in objs for v in o.values())
-        texts = [spec.form.format(**o) for o in objs]
+        form = rng.choice(spec.forms)
+        texts = [form.format(**o) for o in objs]
         return (objs[0], texts[0]) if spec.type == "object" else (objs, listing(rng, texts))
     if spec.type == "array":
         # one item now and then: a list parameter takes ["Paris"], never the bare "Paris"
-        items = _pick(rng, spec.values, used, rng.choice([1, 2, 2, 3, 3, 4]))
+        items = _pick(rng, spec.values, used, rng.choice([1, 2, 2, 3, 3, 4]), strict=True)
+        if not items:
+            return None
         used.update(str(v) for v in items)
         return items, listing(rng, [str(v) for v in items])
     pool = tuple(v for v in spec.values if v != spec.default)
@@ -160,21 +167,26 @@ def draw(rng: random.Random, spec: Spec, used: set[str]) -> tuple[Any, str]:
     return value, str(value)
 
 
-def request_for(rng: random.Random, api: Api, lead: bool = True) -> tuple[str, dict[str, Any]]:
-    """(request, gold arguments): every required parameter stated, each optional one 40% of the time
-    (and then with a value other than its default), in one of a few sentence shapes; `lead` lets a
-    polite or casual lead open it ("Could you…", "Quick question: what…")."""
-    args: dict[str, Any] = {}
-    phrases: list[str] = []
+def _stated(rng: random.Random, api: Api) -> list[tuple[Spec, Any, str]]:
+    """(parameter, value, how the request writes it) for what a request states: every required
+    parameter, each optional one 40% of the time (and then with a value other than its default)."""
+    out: list[tuple[Spec, Any, str]] = []
     used: set[str] = set()
     for spec in api.params:
         if _optional(spec) and rng.random() >= 0.4:
             continue
-        value, text = draw(rng, spec, used)
-        args[spec.name] = value
-        phrases.append(rng.choice(spec.say).format(v=text))
+        got = draw(rng, spec, used)
+        if got is not None:
+            out.append((spec, *got))
+    return out
+
+
+def _sentence(rng: random.Random, api: Api, stated: list[tuple[Spec, Any, str]], lead: bool) -> str:
+    """The request for `stated` in one of a few sentence shapes; `lead` lets a polite or casual lead
+    open it ("Could you…", "Quick question: what…")."""
+    phrases = [rng.choice(spec.say).format(v=text) for spec, _, text in stated]
     opening = rng.choice(api.asks)
-    if rng.random() < 0.2 and len(phrases) > 1:
+    if rng.random() < 0.2 and len(phrases) > 1 and opening.split()[-1] not in DANGLING:
         text = f"{opening}: {', '.join(phrases)}"
     else:
         text = " ".join([opening, *phrases])
@@ -185,8 +197,37 @@ def request_for(rng: random.Random, api: Api, lead: bool = True) -> tuple[str, d
     if first and not opening.startswith("I"):
         text = first + text[0].lower() + text[1:]
     if question or first in ASKING_LEADS:
-        return text + rng.choice(["?", "?", ""]), args
-    return text + rng.choice([".", ".", ""]), args
+        return text + rng.choice(["?", "?", ""])
+    return text + rng.choice([".", ".", ""])
+
+
+def request_for(rng: random.Random, api: Api, lead: bool = True) -> tuple[str, dict[str, Any]]:
+    """(request, gold arguments) for one call of `api`."""
+    stated = _stated(rng, api)
+    return _sentence(rng, api, stated, lead), {spec.name: value for spec, value, _ in stated}
+
+
+def several_values(rng: random.Random, api: Api, name: str) -> tuple[str, list[ToolCall]] | None:
+    """BFCL's parallel in its compact form: one request naming two or three values of a parameter
+    that takes one ("Find hotels in Paris and Lima") → one call per value. Beside the list
+    parameters, which take all the values in one call, it teaches reading the parameter's type.
+    None when `api` has no free-text parameter to spread."""
+    stated = _stated(rng, api)
+    spreadable = [
+        i
+        for i, (spec, _, _) in enumerate(stated)
+        if spec.type == "string" and not spec.enum and len(spec.values) > 2
+    ]
+    if not spreadable:
+        return None
+    i = rng.choice(spreadable)
+    spec, value, _ = stated[i]
+    used = {str(v) for _, v, _ in stated}
+    others = [v for v in spec.values if str(v) not in used]
+    values = [value, *rng.sample(others, min(len(others), rng.choice([1, 1, 2])))]
+    stated[i] = (spec, value, listing(rng, [str(v) for v in values]))
+    args = {s.name: v for s, v, _ in stated}
+    return _sentence(rng, api, stated, True), [ToolCall(name, {**args, spec.name: v}) for v in values]
 
 
 def join(rng: random.Random, first: str, second: str) -> str:
@@ -208,7 +249,12 @@ def _call_turn(rng: random.Random, calls: list[ToolCall], user: str, reason: str
 
 
 def _parallel_same(rng: random.Random, api: Api, name: str) -> tuple[str, list[ToolCall]]:
-    """One API asked for two or three times in one turn, each with its own values."""
+    """One API asked for two or three times in one turn: half the time in one sentence that names
+    several values of one parameter (`several_values`), else as separate requests, each with its
+    own values."""
+    compact = several_values(rng, api, name) if rng.random() < 0.5 else None
+    if compact is not None:
+        return compact
     user, args = request_for(rng, api)
     calls = [ToolCall(name, args)]
     for _ in range(rng.choice([1, 1, 2])):

@@ -28,7 +28,7 @@ from botpsy.data.synthetic_tools import CITIES, NAMES
 class Spec:
     """One parameter. `say` holds request phrasings with "{v}" for the value as a request writes it;
     an array's `values` are its item pool, an object's (or an array of objects') `fields` its fields
-    and `form` how a request writes one object ("{street}, {city}")."""
+    and `forms` the ways a request writes one object ("{street}, {city}")."""
 
     name: str
     type: str  # string, integer, number, boolean, array, object
@@ -38,7 +38,7 @@ class Spec:
     enum: bool = False  # the values are the schema's enum (of the items, for an array)
     items: str = ""  # an array's item type: string, integer, number or object
     fields: tuple[Spec, ...] = ()
-    form: str = ""
+    forms: tuple[str, ...] = ()  # how a request writes one object, with {field} slots
     default: Any = None  # an optional parameter's default; None with `optional` means no default
     optional: bool = False
     example: str = ""  # what the "e.g." description style quotes; never one of the drawn values
@@ -90,10 +90,10 @@ FAMILIES: list[tuple[Api, Api]] = [
         Api("lodging", "reserve", "room", "reserves a room at a given hotel", "look hotels up",
             ("Reserve a room", "Book me a room", "Please reserve a hotel room"),
             (s("hotel_id", "string", "identifier of the hotel", ("H-2231", "H-0457", "H-9810"), ("at hotel {v}",)),
-             s("nights", "integer", "number of nights", range(1, 9), ("for {v} nights",)),
+             s("nights", "integer", "number of nights", range(2, 9), ("for {v} nights",)),
              s("guest", "object", "guest the room is for", (), ("for {v}", "under the name of {v}"),
                fields=(s("name", "string", "full name", NAMES, "{v}"), s("email", "string", "email address", EMAILS, "{v}")),
-               form="{name} ({email})"))),
+               forms=("{name} ({email})", "{name}, email {email}")))),
     ),
     (
         Api("markets", "get", "stock_quotes", "gives the latest share prices of tickers", "convert between currencies",
@@ -121,11 +121,11 @@ FAMILIES: list[tuple[Api, Api]] = [
             ("Place an order for", "Please buy", "I want to buy"),
             (s("items", "array", "products and quantities", (), "{v}", items="object",
                fields=(s("product", "string", "product name", PRODUCTS, "{v}"), s("quantity", "integer", "quantity", range(2, 7), "{v}")),
-               form="{quantity} {product}"),
+               forms=("{quantity} {product}", "{quantity} of the {product}")),
              s("address", "object", "where to deliver", (), ("to {v}", "and ship them to {v}"),
                fields=(s("street", "string", "street and number", ("12 Elm Street", "4 Harbour Road", "77 Mill Lane"), "{v}"),
                        s("city", "string", "city", CITIES, "{v}"), s("postcode", "string", "postal code", ("10115", "75001", "M5V 2T6"), "{v}")),
-               form="{street}, {city} {postcode}"),
+               forms=("{street}, {city} {postcode}", "{street} in {city}, postcode {postcode}")),
              s("express", "boolean", "whether to ship express", (True,), ("by express",), default=False))),
         Api("shop", "get", "order_status", "tells where an existing order is", "place new orders",
             ("Track down my order", "What's the status of order", "Check on order"),
@@ -179,7 +179,7 @@ FAMILIES: list[tuple[Api, Api]] = [
             (s("dimensions", "object", "box's dimensions", (), ("measuring {v}", "with dimensions {v}"),
                fields=(s("length", "number", "length", (12, 30.5, 45, 80), "{v}"), s("width", "number", "width", (8, 20, 25.5, 40), "{v}"),
                        s("height", "number", "height", (5, 10, 15.5, 60), "{v}")),
-               form="{length} long, {width} wide and {height} high"),
+               forms=("{length} long, {width} wide and {height} high", "length {length}, width {width}, height {height}", "{length} by {width} by {height}")),
              s("unit", "string", "unit of the dimensions", ("cm", "m", "in"), ("in {v}",), enum=True, default="cm"))),
         Api("geometry", "compute", "polygon_perimeter", "adds up a polygon's side lengths", "compute volumes",
             ("What is the perimeter of a polygon with sides", "Compute the perimeter for sides of", "Add up the sides"),
@@ -207,7 +207,7 @@ FAMILIES: list[tuple[Api, Api]] = [
              s("destination", "string", "arrival station", PLACES[::-1], "to {v}"),
              s("passengers", "array", "passengers", (), ("for {v}",), items="object",
                fields=(s("name", "string", "full name", NAMES, "{v}"), s("age", "integer", "age in years", (8, 15, 34, 52, 71), "{v}")),
-               form="{name}, aged {age}"),
+               forms=("{name}, aged {age}", "{name} ({age})", "{name} who is {age}")),
              s("seat_class", "string", "travel class", ("first", "second"), ("in {v} class",), enum=True, default="second"))),
     ),
     (
