@@ -10,6 +10,9 @@ and some requests need two calls in one turn (BFCL's parallel) or none at all (B
 irrelevance: a request no listed tool serves gets a plain answer, including a request for one of
 the other APIs here, which reads like a call but names no listed tool).
 
+Parameters here are flat scalars, described in one style; tools in the shapes other people's APIs
+have (lists, nested objects, defaults, docstring prose, near-miss siblings) are `data.synthetic_rich`'s.
+
 Why not a library: no package generates typed tool schemas with aligned natural-language
 requests and gold calls; xLAM/ToolACE data would do it but cannot be downloaded here
 (`data/public.py` reads them when they are present).

@@ -75,6 +75,9 @@ PLACES = CITIES[:8]
 
 _CITY = s("city", "string", "city to look in", CITIES, ("in {v}", "in the city of {v}"), example="Rome")
 _DATE = s("date", "string", "date as YYYY-MM-DD", DATES, ("on {v}", "for {v}"), example="2030-01-01")
+# Dates before the runtime's today (2026-12-01), for records of the past.
+PAST = ("2025-11-02", "2026-03-14", "2026-07-21", "2026-10-05", "2026-11-18")
+_PAST_DATE = s("date", "string", "past date as YYYY-MM-DD", PAST, ("on {v}", "for {v}"), example="2020-01-01")
 
 # A table read row by row: one API per block, one parameter per line. ruff's layout would triple
 # its length and split each parameter across lines, so it is kept as written.
@@ -113,7 +116,7 @@ FAMILIES: list[tuple[Api, Api]] = [
              s("units", "string", "unit system", ("metric", "imperial"), ("in {v} units",), enum=True, default="metric"))),
         Api("weather", "get", "weather_history", "gives recorded weather for past dates", "forecast the weather",
             ("What was the weather", "Pull the weather records", "How was the weather"),
-            (_CITY, _DATE, s("measures", "array", "measures to report", ("rainfall", "temperature", "wind", "humidity"),
+            (_CITY, _PAST_DATE, s("measures", "array", "measures to report", ("rainfall", "temperature", "wind", "humidity"),
                              ("with {v}", "covering {v}"), items="string", enum=True, optional=True))),
     ),
     (
