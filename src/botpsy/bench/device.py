@@ -15,7 +15,8 @@ Figures:
 * cache-hit share per turn over a multi-turn conversation (prompt tokens reused / prompt tokens);
 * end-to-end seconds to the first tool call and to the final answer on world tasks;
 * peak resident memory (ru_maxrss) against the GGUF size;
-* decode tokens/s alone and beside one busy-looping process (a shared CPU), and `bench.startup`'s
+* decode tokens/s alone and beside one busy-looping process (a shared CPU), `bench.contention`'s
+  idle CPU and decode quiet / contended per OpenMP wait policy and thread count, and `bench.startup`'s
   fresh-process figures: the demo's first request cold, with the saved system block and warm,
   and a `botpsy run` from process start split into import, load, setup, prefill and decode;
 * roofline: this machine's memory bandwidth (numpy copy of arrays far larger than the caches)
@@ -47,6 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from botpsy.agent.loop import Agent, AgentConfig
+from botpsy.bench.contention import bench_contention, contention_rows
 from botpsy.bench.startup import bench_startup, decode_under_load, startup_rows, vm_hwm_mb
 from botpsy.engine.load import load_engine
 from botpsy.export.gguf import read_header
@@ -223,6 +225,9 @@ class BenchResult:
     decode_contended_tok_s: float = 0.0  # ...and beside one busy-looping process
     contended_over_quiet: float = 0.0  # the target is >= 0.4 on a 2-core CPU
     omp_wait_policy: str = ""  # what llama.cpp's OpenMP threads did at barriers (engine.llamacpp)
+    # `bench.contention`: idle CPU and decode quiet / beside a busy process per wait policy and
+    # thread count, and the demo's first request beside a busy process, in fresh processes
+    contention: dict = field(default_factory=dict)
 
 
 def _raw_decode(engine, prompt_ids: list[int], n: int) -> float:
@@ -298,8 +303,10 @@ def bench_model(
     threads: int | None = None,
     log=print,
     startup: bool = True,
+    contention: bool = True,
 ) -> BenchResult:
-    """Every figure of the module doc for one model; `startup` adds `bench.startup`'s processes."""
+    """Every figure of the module doc for one model; `startup` adds `bench.startup`'s processes,
+    `contention` `bench.contention`'s."""
     spec = resolve(model)
     gguf_bytes = spec.base.stat().st_size + (spec.adapter.stat().st_size if spec.adapter else 0)
     reset_peak_rss()
@@ -362,6 +369,7 @@ def bench_model(
     quiet, contended = decode_under_load(lambda: _raw_decode(engine, prompt, decode_tokens))
     log(f"decode alone {quiet:.1f} tok/s, beside one busy process {contended:.1f} tok/s")
     started = asdict(bench_startup(model, threads=threads, log=log)) if startup else {}
+    shared = bench_contention(model, threads=threads, log=log) if contention else {}
     kv = kv_cache_bytes(engine.llm, engine.n_ctx)
     bw = memory_bandwidth_gb_s()
     roof = bw * 1e9 / gguf_bytes
@@ -398,6 +406,7 @@ def bench_model(
         roofline_tok_s=round(roof, 1),
         roofline_fraction=round(raw / roof, 4),
         startup=started,
+        contention=shared,
         decode_quiet_tok_s=round(quiet, 1),
         decode_contended_tok_s=round(contended, 1),
         contended_over_quiet=round(contended / quiet, 3) if quiet else 0.0,
@@ -647,6 +656,7 @@ def write_report(results: list[BenchResult], out_dir: Path) -> Path:
                 f"busy process ({r.contended_over_quiet:.2f}×; OpenMP wait policy {r.omp_wait_policy}).",
             ]
         rows += startup_rows(r.startup)
+        rows += contention_rows(r.contention)
     writer.text("bench.md", "\n".join(rows) + "\n")
     with writer.figure("bench.png", 1, 2, figsize=(10, 4), dpi=110) as (fig, axes):
         names = [r.model for r in results]

@@ -39,6 +39,14 @@ Options beyond what `Llama()` takes:
   the vocabulary masked only on a refusal (`engine.grammar.GrammarGate`), instead of llama.cpp's
   chain masking all 248k Qwen3.5 tokens on every step. Greedy output is the same either way.
 
+Thread defaults (`default_threads`): prompts are batched on every core (llama.cpp's own default),
+but tokens are decoded on every core but one. A decode step of a small model is hundreds of short
+operations with a barrier after each, and on this 2-core CPU the barrier was what decode waited
+on: the embedded model decoded at 14 tok/s on 2 passively waiting threads against 38-39 on one,
+quiet or beside a busy process (`bench.contention`; 2 spinning threads: 55 quiet, 18 beside it).
+BotPsy's 0.8B shape (Q4_K_M) loses 14% quiet on one thread (11.2 against 13.1 tok/s) and gains
+10% beside a busy process (11.2 against 10.2). A user's `--threads N` sets both counts.
+
 Memory defaults (peak RSS against GGUF + KV cache, the device budget; measured on this 2-core
 CPU, prefill and decode speed unchanged within noise):
 
@@ -85,6 +93,12 @@ def check_gguf(path: Path, what: str = "model") -> None:
 
 
 _PARAMS_LOCK = threading.Lock()
+
+
+def default_threads(cores: int | None = None) -> int:
+    """Decode threads when none are given: every core but one, at least one and at most 8 (module doc)."""
+    cores = cores if cores is not None else (os.cpu_count() or 2)
+    return max(1, min(cores - 1, 8))
 
 
 def cpu_has_amx(cpuinfo: str | None = None) -> bool:
@@ -217,7 +231,7 @@ class LlamaCppEngine(EngineBase):
                     model_path=str(model_path),
                     lora_path=str(lora_path) if lora_path else None,
                     n_ctx=n_ctx,
-                    n_threads=n_threads or min(os.cpu_count() or 2, 8),
+                    n_threads=n_threads or default_threads(),
                     n_batch=512,
                     n_ubatch=n_ubatch,
                     flash_attn=flash_attn,
