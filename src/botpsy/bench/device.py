@@ -213,7 +213,9 @@ class BenchResult:
     peak_rss_mb: float = 0.0  # read before the bandwidth probe, whose arrays would count
     kv_cache_mb: float = 0.0  # the KV cache llama.cpp allocates for the context
     rss_over_budget: float = 0.0  # peak RSS / (GGUF + KV cache); the target is <= 1.25
-    rss_before_load_mb: float = 0.0  # Python, numpy, llama-cpp-python and botpsy before the model
+    # Python, numpy and botpsy before the model; llama-cpp-python is imported after it, so its
+    # library (8.1 MiB resident here) counts in the model's share below
+    rss_before_load_mb: float = 0.0
     model_rss_over_budget: float = 0.0  # (peak RSS - that) / (GGUF + KV cache)
     bandwidth_gb_s: float = 0.0
     roofline_tok_s: float = 0.0
