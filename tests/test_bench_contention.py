@@ -80,8 +80,9 @@ def test_active_waiting_burns_a_core_while_idle_and_passive_does_not():
         pytest.skip("one core: no second thread to wait")
     passive = run_policy("PASSIVE", None, threads=2, idle_s=2.0, decode_tokens=4)
     active = run_policy("ACTIVE", None, threads=2, idle_s=2.0, decode_tokens=4)
-    assert passive["idle_cpu_s"] < 0.1 * passive["idle_wall_s"]
-    assert active["idle_cpu_s"] > 0.3 * active["idle_wall_s"]
+    # measured 0.000 and 0.999 CPU-s per second; the margins leave room for a CPU other jobs share
+    assert passive["idle_cpu_s"] < 0.05 * passive["idle_wall_s"]
+    assert active["idle_cpu_s"] > 0.15 * active["idle_wall_s"]
     assert passive["quiet_tok_s"] > 0 and passive["contended_tok_s"] > 0
 
 
