@@ -41,8 +41,8 @@ _CHILD = (
     "import json, sys\n"
     "if sys.argv[1] == 'default':\n"
     "    import llama_cpp  # loaded before botpsy: libgomp keeps its own default policy\n"
-    "from botpsy.bench.contention import _policy_child\n"
-    "print('BOTPSY-POLICY ' + json.dumps(_policy_child(**json.loads(sys.argv[2]))))\n"
+    "from botpsy.bench.contention_child import policy_child\n"
+    "print('BOTPSY-POLICY ' + json.dumps(policy_child(**json.loads(sys.argv[2]))))\n"
 )
 
 
@@ -50,34 +50,6 @@ def process_cpu_s() -> float:
     """User + system CPU seconds of this process, every thread included."""
     t = os.times()
     return t.user + t.system
-
-
-def _policy_child(model: str | None, threads: int | None, idle_s: float, decode_tokens: int) -> dict:
-    """A loaded engine after one request: CPU burnt while idle, then decode quiet and contended."""
-    from botpsy.bench.device import _raw_decode
-    from botpsy.bench.startup import decode_under_load
-    from botpsy.engine.load import load_engine
-    from botpsy.worlds import get_domain
-
-    engine = load_engine(model, n_threads=threads, state_cache=None)
-    fmt, dom = engine.chat_format, get_domain("calendar")
-    prompt = engine.tokenize(
-        fmt.system([t.schema() for t in dom.tools], dom.system)
-        + fmt.user(DEMO_FIRST)
-        + fmt.generation_prompt(True)
-    )
-    engine.generate(prompt, max_tokens=8)  # the threads exist and have just finished work
-    cpu0, t0 = process_cpu_s(), time.perf_counter()
-    time.sleep(idle_s)
-    idle_cpu, idle_wall = process_cpu_s() - cpu0, time.perf_counter() - t0
-    quiet, contended = decode_under_load(lambda: _raw_decode(engine, prompt, decode_tokens))
-    engine.close()
-    return {
-        "idle_cpu_s": idle_cpu,
-        "idle_wall_s": idle_wall,
-        "quiet_tok_s": quiet,
-        "contended_tok_s": contended,
-    }
 
 
 def run_policy(
@@ -88,7 +60,7 @@ def run_policy(
     decode_tokens: int = 64,
     timeout_s: float = 600,
 ) -> dict:
-    """`_policy_child` in a fresh interpreter whose OpenMP runtime waits as `policy` says
+    """`contention_child.policy_child` in a fresh interpreter whose OpenMP runtime waits as `policy` says
     ("PASSIVE", "ACTIVE", or "default": libgomp's own, with no variable set)."""
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
     if policy.startswith("spin="):
