@@ -33,7 +33,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 
-from botpsy.bench.startup import DEMO_FIRST, run_process
+from botpsy.bench.startup import DEMO_FIRST, child_result, run_process
 
 POLICIES = ("PASSIVE", "ACTIVE", "default")
 
@@ -72,20 +72,7 @@ def run_policy(
     elif policy != "default":
         env["OMP_WAIT_POLICY"] = policy
     args = {"model": model, "threads": threads, "idle_s": idle_s, "decode_tokens": decode_tokens}
-    proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, policy, json.dumps(args)],
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-        env=env,
-    )
-    lines = [x for x in proc.stdout.splitlines() if x.startswith("BOTPSY-POLICY ")]
-    if proc.returncode != 0 or not lines:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
-        raise RuntimeError(
-            f"wait-policy benchmark process failed (exit {proc.returncode}): " + " | ".join(tail)
-        )
-    return json.loads(lines[-1].split(" ", 1)[1])
+    return child_result(_CHILD, [policy, json.dumps(args)], "BOTPSY-POLICY", "wait-policy", timeout_s, env)
 
 
 @dataclass

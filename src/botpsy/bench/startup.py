@@ -144,16 +144,23 @@ def run_process(
         "first_step_only": first_step_only,
     }
     t_spawn = time.time()
+    return child_result(_CHILD, [repr(t_spawn), json.dumps(args)], "BOTPSY-STARTUP", "startup", timeout_s)
+
+
+def child_result(script: str, argv: list[str], tag: str, what: str, timeout_s: float, env=None) -> dict:
+    """Run `script` in a fresh interpreter and return the JSON it printed after `tag`; a failed
+    child raises RuntimeError with the last lines it wrote."""
     proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, repr(t_spawn), json.dumps(args)],
+        [sys.executable, "-c", script, *argv],
         capture_output=True,
         text=True,
         timeout=timeout_s,
+        env=env,
     )
-    lines = [x for x in proc.stdout.splitlines() if x.startswith("BOTPSY-STARTUP ")]
+    lines = [x for x in proc.stdout.splitlines() if x.startswith(tag + " ")]
     if proc.returncode != 0 or not lines:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
-        raise RuntimeError(f"startup benchmark process failed (exit {proc.returncode}): " + " | ".join(tail))
+        raise RuntimeError(f"{what} benchmark process failed (exit {proc.returncode}): " + " | ".join(tail))
     return json.loads(lines[-1].split(" ", 1)[1])
 
 
