@@ -356,3 +356,34 @@ def test_the_synthetic_stream_holds_single_tool_lists_and_three_call_turns():
         sizes.add(len(tools))
         widths.update(len(m.tool_calls) for m in msgs if m.tool_calls)
     assert 1 in sizes and {1, 2, 3} <= widths
+
+
+def test_restated_synthetic_answers_hold_the_calculators_real_results():
+    """Issue 35: the answer after a calculator states what the arguments compute, not a result id."""
+    seen = 0
+    for seed in range(200):
+        _, msgs = synthetic_conversation(random.Random(seed), requests=3, restate=True)
+        for i, m in enumerate(msgs):
+            if len(m.tool_calls) != 1 or "triangle" not in m.tool_calls[0].name.casefold():
+                continue
+            result = json.loads(msgs[i + 1].content)
+            if result["status"] != "ok":
+                continue
+            args = m.tool_calls[0].arguments
+            assert result["area"] == args["base"] * args["height"] / 2
+            assert str(result["area"]) in msgs[i + 2].content
+            seen += 1
+    assert seen > 3
+
+
+def test_the_default_mix_keeps_the_opaque_line_and_restate_replaces_it():
+    """The shipped adapter's recipe stays reproducible: `synthetic_restate` is off by default."""
+    assert MixConfig().synthetic_restate is False
+    base = dict(domains=("calendar",), synthetic_share=1.0)
+    off = mix_conversations(6, seed=3, cfg=MixConfig(**base))
+    on = mix_conversations(6, seed=3, cfg=MixConfig(**base, synthetic_restate=True))
+    said = [[m.content for c in convs for m in c.messages if m.role == "assistant"] for convs in (off, on)]
+    assert any(a.startswith("Done: ") and "answered (result R" in a for a in said[0])
+    assert not any("answered (result" in a for a in said[1])
+    users = [[m.content for c in convs for m in c.messages if m.role == "user"] for convs in (off, on)]
+    assert users[0] == users[1]  # only the tool turns and the answers change

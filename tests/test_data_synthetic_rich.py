@@ -247,3 +247,36 @@ def test_no_rich_gold_call_holds_a_number_the_grounding_guard_would_stop():
                 assert held_calls(m.tool_calls, numbers, msgs[:i]) == {}, m.tool_calls
                 checked += 1
     assert checked > 150
+
+
+def test_a_two_api_turn_restates_each_tool_in_its_own_clause_in_call_order():
+    seen = 0
+    for seed in range(60):
+        _, msgs = rich_conversation(
+            random.Random(seed), requests=3, near_miss=0.0, parallel=1.0, restate=True
+        )
+        for i, m in enumerate(msgs):
+            calls = m.tool_calls
+            if len({c.name for c in calls}) != 2:
+                continue
+            answer = msgs[i + 1 + len(calls)].content
+            clauses = answer.split("; ")
+            assert len(clauses) == 2 and all(c.name in cl for c, cl in zip(calls, clauses, strict=True))
+            seen += 1
+    assert seen > 20
+
+
+def test_the_mix_passes_restate_on_to_rich_conversations_and_leaves_it_off_by_default():
+    on = MixConfig(domains=("calendar",), synthetic_share=1.0, synthetic_rich=1.0, synthetic_restate=True)
+    off = MixConfig(domains=("calendar",), synthetic_share=1.0, synthetic_rich=1.0)
+    answers = {
+        k: [
+            m.content
+            for c in mix_conversations(8, seed=5, cfg=cfg)
+            for m in c.messages
+            if m.role == "assistant"
+        ]
+        for k, cfg in (("on", on), ("off", off))
+    }
+    assert any("answered (results R" in a for a in answers["off"])  # the shipped recipe's line
+    assert not any("answered (result" in a for a in answers["on"])

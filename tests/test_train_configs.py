@@ -43,6 +43,7 @@ def test_sft_help_moved_from_comments_keeps_fields_and_defaults():
         ("synthetic_rich", 0.0),  # issue 35: 0 leaves the stream as it was
         ("synthetic_rich_near_miss", 0.2),
         ("synthetic_rich_parallel", 0.3),
+        ("synthetic_restate", False),  # issue 35: off leaves the stream as it was
         ("vary_share", 0.5),
         ("resolve_dates", True),
         ("task_weights", ()),

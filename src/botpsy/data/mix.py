@@ -309,6 +309,7 @@ def mix_conversations(n: int, seed: int, cfg: MixConfig = MixConfig()) -> list[C
                     requests=cfg.per_conversation,
                     near_miss=cfg.synthetic_rich_near_miss,
                     parallel=cfg.synthetic_rich_parallel,
+                    restate=cfg.synthetic_restate,
                 )
                 out.append(runtime_conversation("synthetic_rich", tools, msgs, today))
                 continue
@@ -317,6 +318,7 @@ def mix_conversations(n: int, seed: int, cfg: MixConfig = MixConfig()) -> list[C
                 requests=cfg.per_conversation,
                 unlisted=cfg.synthetic_unlisted,
                 near_miss=cfg.synthetic_near_miss,
+                restate=cfg.synthetic_restate,
             )
             out.append(runtime_conversation("synthetic", tools, msgs, today))
             continue

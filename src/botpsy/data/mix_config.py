@@ -77,6 +77,14 @@ class MixConfig:
             "(one API for several values, or two APIs)"
         },
     )
+    synthetic_restate: bool = field(
+        default=False,
+        metadata={
+            "help": "generated tools return facts (a status, values, names, a short list; a tenth of "
+            "them an error) and the gold answer restates them, one clause per call (issue 35); off "
+            "keeps the opaque 'Done: NAME answered (result R…)' line the shipped adapter learned"
+        },
+    )
     vary_share: float = field(
         default=0.5,
         metadata={"help": "share of requests given a surface variation (lead, tail, case, typo)"},

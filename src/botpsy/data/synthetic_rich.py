@@ -13,6 +13,9 @@ Each conversation lists one to four APIs, with descriptions in one of the styles
   hotel search is listed; a share price where only exchange rates are) → a plain answer that no
   listed tool does it, and no call. A quarter of them ask for a domain none of the list covers.
 
+With `restate`, each call returns facts (`data.tool_results`) and the turn ends with an answer
+that restates them, one clause per call (`data.tool_answers`), as `data.synthetic_tools` does.
+
 The messages go through the one renderer of generated-tool conversations
 (`data.mix.runtime_conversation`), so they read exactly as the runtime shows a conversation.
 """
@@ -23,8 +26,10 @@ import json
 import random
 from typing import Any
 
-from botpsy.data.synthetic_tools import _result, tool_name
+from botpsy.data.synthetic_tools import tool_name
+from botpsy.data.tool_answers import reported
 from botpsy.data.tool_catalog import FAMILIES, Api, Spec
+from botpsy.data.tool_results import opaque_result
 from botpsy.protocol.messages import Message, ToolCall
 
 STYLES = ("short", "long", "example", "docstring")
@@ -238,10 +243,20 @@ def join(rng: random.Random, first: str, second: str) -> str:
     return first.rstrip("?.") + joint + second
 
 
-def _call_turn(rng: random.Random, calls: list[ToolCall], user: str, reason: str) -> list[Message]:
-    """The request, the calls, each tool's result and the answer that reports them."""
+def _call_turn(
+    rng: random.Random,
+    calls: list[ToolCall],
+    user: str,
+    reason: str,
+    apis: dict[str, tuple[str, str]] | None = None,
+) -> list[Message]:
+    """The request, the calls, each tool's result and the answer that reports them: with `apis`
+    (tool name → its API's verb and noun) results with facts and an answer that restates them
+    (`data.tool_answers`), without it an opaque id under a fixed line."""
     msgs = [Message("user", user), Message("assistant", "", reason, calls)]
-    results = [_result(c.name, c.arguments, rng) for c in calls]
+    if apis is not None:
+        return [*msgs, *reported(rng, calls, apis)]
+    results = [opaque_result(rng, c.name, c.arguments) for c in calls]
     msgs += [Message("tool", json.dumps(r), name=c.name) for c, r in zip(calls, results, strict=True)]
     names = " and ".join(dict.fromkeys(c.name for c in calls))
     ids = ", ".join(r["result_id"] for r in results)
@@ -280,16 +295,22 @@ def decline(name: str, listed: Api | None, wanted: Api) -> tuple[str, str]:
 
 
 def rich_conversation(
-    rng: random.Random, requests: int = 3, near_miss: float = 0.2, parallel: float = 0.3
+    rng: random.Random,
+    requests: int = 3,
+    near_miss: float = 0.2,
+    parallel: float = 0.3,
+    restate: bool = False,
 ) -> tuple[list[dict], list[Message]]:
     """(tool schemas, messages after the system turn) over one to four catalogue APIs: a share
     `near_miss` of the turns asks for an unlisted sibling (or an unlisted domain) and is declined, a
-    share `parallel` asks for several calls in one turn, the rest for one call."""
+    share `parallel` asks for several calls in one turn, the rest for one call. `restate` gives the
+    tools results with facts and answers that restate them (`data.tool_results`)."""
     pairs = rng.sample(FAMILIES, rng.randint(1, 4))
     apis = [api for pair in pairs for api in (pair if rng.random() < 0.2 else [rng.choice(pair)])]
     rng.shuffle(apis)
     schemas = [make_rich_tool(rng, api) for api in apis]
     names = {api: s["function"]["name"] for api, s in zip(apis, schemas, strict=True)}
+    kinds = {names[api]: (api.verb, api.noun) for api in apis} if restate else None
     unlisted_siblings = [sibling(a) for a in apis if sibling(a) not in names]
     other_families = [p for p in FAMILIES if p not in pairs]
     msgs: list[Message] = []
@@ -314,13 +335,13 @@ def rich_conversation(
                 second, other_args = request_for(rng, other, lead=False)
                 calls = [ToolCall(name, args), ToolCall(names[other], other_args)]
                 reason = f"Two requests: {name} and {names[other]}, each with its own values."
-                msgs += _call_turn(rng, calls, join(rng, first, second), reason)
+                msgs += _call_turn(rng, calls, join(rng, first, second), reason, kinds)
                 continue
             user, calls = _parallel_same(rng, api, name)
             reason = f"{len(calls)} requests for {name}, one call each, values from the request."
-            msgs += _call_turn(rng, calls, user, reason)
+            msgs += _call_turn(rng, calls, user, reason, kinds)
             continue
         user, args = request_for(rng, api)
         reason = f"{name} fits; its parameters come from the request."
-        msgs += _call_turn(rng, [ToolCall(name, args)], user, reason)
+        msgs += _call_turn(rng, [ToolCall(name, args)], user, reason, kinds)
     return schemas, msgs

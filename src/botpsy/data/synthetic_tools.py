@@ -25,6 +25,8 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+from botpsy.data.tool_answers import reported
+from botpsy.data.tool_results import opaque_result
 from botpsy.protocol.messages import Message, ToolCall
 
 CITIES = ["Paris", "Tokyo", "Lisbon", "Nairobi", "Toronto", "Berlin", "Lima", "Seoul", "Oslo", "Austin"]
@@ -283,10 +285,6 @@ def _request_and_args(
     return f"{_led(rng, api[2])} {' '.join(phrases)}".strip() + rng.choice(["?", ".", ""]), args
 
 
-def _result(name: str, args: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    return {"status": "ok", "tool": name, "request": args, "result_id": f"R{rng.randint(1000, 9999)}"}
-
-
 def unlisted_request(rng: random.Random, apis: list[tuple]) -> str | None:
     """A request for an API that is not among `apis` nor overlaps one of them (BFCL irrelevance at
     its hardest: it reads like a tool call, but no listed tool serves it); None if every API is near."""
@@ -335,12 +333,18 @@ def _no_call_turn(user: str, answer: str, thought: str) -> list[Message]:
 
 
 def synthetic_conversation(
-    rng: random.Random, requests: int = 2, unlisted: float = 0.0, near_miss: float = 0.0
+    rng: random.Random,
+    requests: int = 2,
+    unlisted: float = 0.0,
+    near_miss: float = 0.0,
+    restate: bool = False,
 ) -> tuple[list[dict], list[Message]]:
     """(tool schemas, messages after the system turn) over 2-5 freshly generated tools; a share
     `unlisted` of the requests asks for an API the list does not hold and gets a plain answer, and a
     share `near_miss` either asks a listed tool's field for something that tool does not do (a plain
-    answer) or asks a listed calculator without its values (the assistant asks for them)."""
+    answer) or asks a listed calculator without its values (the assistant asks for them). With
+    `restate` the tools return facts (`data.tool_results`) that the answer restates; without, an
+    opaque id under a fixed line, the stream the shipped adapter was trained on."""
     apis = rng.sample(APIS, rng.randint(1, 5))
     tools = [make_tool(rng, api) for api in apis]
     schemas = [s for s, _ in tools]
@@ -383,7 +387,10 @@ def synthetic_conversation(
             user = f"{user.rstrip('?.')}, and the same {more}."
         msgs.append(Message("user", user))
         msgs.append(Message("assistant", "", f"{name} fits; its parameters come from the request.", calls))
-        results = [_result(c.name, c.arguments, rng) for c in calls]
+        if restate:
+            msgs += reported(rng, calls, {name: apis[i][:2]})
+            continue
+        results = [opaque_result(rng, c.name, c.arguments) for c in calls]
         for c, r in zip(calls, results, strict=True):
             msgs.append(Message("tool", json.dumps(r), name=c.name))
         ids = ", ".join(r["result_id"] for r in results)
