@@ -33,7 +33,7 @@ from collections.abc import Iterable
 
 from botpsy.agent.detectors import action_claims, phantom_action, reasoning_loop
 from botpsy.protocol.formats import THINK_CLOSE, tojson
-from botpsy.protocol.messages import StepTiming
+from botpsy.protocol.messages import StepTiming, ToolCall
 from botpsy.tools.base import Tool
 
 # What the loop appends to close a cut reasoning: the same text the chat format puts between a
@@ -137,3 +137,21 @@ def not_done_answer(not_done: Iterable[str]) -> str:
     """What the user is told when the model insists on a claim after a declined or failed call."""
     names = ", ".join(unresolved(not_done, []))
     return f"This was not done: {names} was declined or failed, so nothing was changed by it."
+
+
+# The tool response of an acting call that repeats an earlier one of the same step word for word.
+REPEATED_RESULT = json.dumps({"error": "the same action as the call before in this step; it ran once"})
+
+
+def repeated_calls(calls: Iterable[ToolCall], acting: set[str]) -> set[int]:
+    """Positions of the acting calls (`acting_tools`) that repeat an earlier call of the same step
+    exactly (name and arguments). A small model loops a call it has just written; running it again
+    would send, pay or delete twice. Reads are left alone: two identical draws from a random
+    generator are two answers (BFCL's parallel_158 asks for exactly that)."""
+    seen: set[str] = set()
+    out: set[int] = set()
+    for i, c in enumerate(calls):
+        if c.name in acting and c.key() in seen:
+            out.add(i)
+        seen.add(c.key())
+    return out

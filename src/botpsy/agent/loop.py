@@ -116,6 +116,9 @@ class AgentConfig:
     # A step whose call holds a number the conversation never stated is not run; the agent asks
     # the user for the value instead (agent/grounding.py). False runs every call as the model wrote it.
     grounding_guard: bool = True
+    # A call's text value that has begun to copy the user's words goes on copying them where the
+    # model garbles them (engine/copy_guide.py), on engines that take a guide (llama.cpp).
+    copy_guide: bool = True
 
 
 def open_call(text: str) -> bool:
@@ -296,7 +299,11 @@ class Agent:
 
     def _call_engine(self, max_tokens: int, on_text, after: list[int] | None = None) -> Generation:
         """The engine on the conversation so far (plus `after`, generated ids not appended yet)."""
-        extra = {"grammar": self._grammar} if self._grammar is not None else {}
+        extra: dict[str, Any] = {"grammar": self._grammar} if self._grammar is not None else {}
+        if self.config.copy_guide:
+            guide = self.engine.copy_guide([m.content for m in self.trace.messages if m.role == "user"])
+            if guide is not None:
+                extra["guide"] = guide
         ids = self.trace.token_ids + after if after else self.trace.token_ids
         return self.engine.generate(ids, max_tokens, self.config.temperature, on_text=on_text, **extra)
 
@@ -436,11 +443,20 @@ class Agent:
             held = self._ungrounded(parsed.calls) if self.config.grounding_guard else {}
             if held:
                 return self._hold(msg, held)
-            results = [self._execute(c) for c in parsed.calls]
-            for c, r in zip(parsed.calls, results, strict=True):
-                failed = is_error_result(r)
+            repeats = guards.repeated_calls(parsed.calls, self._acting)
+            if repeats:
+                msg.tool_calls = [c for i, c in enumerate(parsed.calls) if i not in repeats]
+                self._emit("repeated_calls", calls=[parsed.calls[i].key() for i in sorted(repeats)])
+            results = []
+            for i, c in enumerate(parsed.calls):
+                if i in repeats:
+                    results.append(guards.REPEATED_RESULT)
+                    self.trace.messages.append(Message("tool", guards.REPEATED_RESULT, name="repeat_guard"))
+                    continue
+                r = self._execute(c)
+                results.append(r)
                 if c.name in self._acting:
-                    (not_done if failed else calls_made).append(c.name)
+                    (not_done if is_error_result(r) else calls_made).append(c.name)
                 self.trace.messages.append(Message("tool", r, name=c.name))
             self._open_turn(self.fmt.tool_results(results))
         self.trace.stopped = "step_limit"

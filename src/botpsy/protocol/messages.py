@@ -93,6 +93,7 @@ class Event:
         "call_grace",
         "capabilities",
         "grounding_guard",
+        "repeated_calls",
     ]
     data: dict[str, Any] = field(default_factory=dict)
 
