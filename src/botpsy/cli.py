@@ -228,6 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
             help="let tool calls be sampled freely (by default a grammar holds them to the tools' "
             "schemas from <tool_call> on)",
         )
+        cli_eval.copy_guide_arg(sp)
 
     def retrieval_args(sp):
         sp.add_argument(

@@ -178,6 +178,7 @@ def _agent_config(a, engine):
         max_tokens=a.max_tokens,
         tool_top_k=getattr(a, "tool_top_k", "auto"),
         tool_grammar=a.grammar,
+        copy_guide=getattr(a, "copy_guide", True),
         thinking=engine.thinking,
     )
 

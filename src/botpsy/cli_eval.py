@@ -126,6 +126,7 @@ def cmd_bfcl(a) -> int:
                 thinking=thinking and not a.no_thinking,
                 limit=a.limit,
                 grounding_guard=not a.no_grounding_guard,
+                copy_guide=a.copy_guide,
             )
             if engine is None:
                 fmt = a.chat_format or "qwen35"
@@ -320,6 +321,7 @@ def cmd_acebench(a) -> int:
             # The oracle checks the path and the checker: its gold calls carry values the
             # question does not state (an id a result gave), which the guard would hold.
             grounding_guard=not (a.no_grounding_guard or oracle),
+            copy_guide=a.copy_guide,
         )
         if oracle:
             engine_for, user = oracle_engine_for(a.chat_format or "qwen35"), ScriptedUser()
@@ -485,6 +487,16 @@ def _write(path: Path, obj: Any) -> None:
 # ---- parser -----------------------------------------------------------------------------------
 
 
+def copy_guide_arg(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument(
+        "--no-copy-guide",
+        dest="copy_guide",
+        action="store_false",
+        help="let the model copy the user's words into calls unaided (by default a value that began to "
+        "copy them goes on copying them where the model garbles them: engine/copy_guide.py)",
+    )
+
+
 def _common(sp: argparse.ArgumentParser, max_tokens: int) -> None:
     sp.add_argument(
         "--model",
@@ -507,6 +519,7 @@ def _common(sp: argparse.ArgumentParser, max_tokens: int) -> None:
     sp.add_argument("--limit", type=int, help="items per category / domain, spread evenly (default: all)")
     sp.add_argument("--out", help="folder for results; per-item results are cached there so a rerun resumes")
     sp.add_argument("--json", action="store_true", help="last line: one JSON object with the figures")
+    copy_guide_arg(sp)
 
 
 def cmd_eval_worlds(a) -> int:
@@ -540,7 +553,12 @@ def cmd_eval_worlds(a) -> int:
                 engine_for,
                 items,
                 name,
-                AgentConfig(max_tokens=a.max_tokens, tool_grammar=a.grammar, thinking=thinking),
+                AgentConfig(
+                    max_tokens=a.max_tokens,
+                    tool_grammar=a.grammar,
+                    thinking=thinking,
+                    copy_guide=a.copy_guide,
+                ),
                 progress=lambda r, b=bar: prog.advance(b),
             )
         summaries.append(rep.summary())

@@ -122,6 +122,11 @@ class Engine(Protocol):
         """A grammar constraining tool calls to `tools`, passed back to `generate`; None: not supported."""
         ...
 
+    def copy_guide(self, sources: list[str]) -> Any | None:
+        """A `engine.copy_guide.CopyGuide` over `sources` (the user's words), passed back to
+        `generate` as `guide`; None: the engine picks its tokens itself."""
+        ...
+
     def check_grammar(self, grammar: Any) -> None:
         """Raise ValueError now if the engine cannot run `grammar` (a GBNF text or object); nothing
         when it can, or when it takes no grammars. Lets a server refuse a request before generating."""
@@ -158,6 +163,9 @@ class EngineBase:
         """Nothing held by default."""
 
     def tool_grammar(self, tools: list[dict], max_calls: int = 8) -> Any | None:
+        return None
+
+    def copy_guide(self, sources: list[str]) -> Any | None:
         return None
 
     def check_grammar(self, grammar: Any) -> None:

@@ -77,6 +77,7 @@ from pathlib import Path
 import numpy as np
 
 from botpsy.engine.base import EngineBase, EngineError, Generation, TurnEnd
+from botpsy.engine.copy_guide import CopyGuide
 from botpsy.engine.state_cache import PrefixStates
 from botpsy.protocol.blocks import encode
 from botpsy.protocol.formats import IM_END, ChatFormat, detect_format
@@ -297,6 +298,12 @@ class LlamaCppEngine(EngineBase):
 
         return lazy_tool_grammar(self, tools, max_calls=max_calls)
 
+    def copy_guide(self, sources: list[str]) -> CopyGuide:
+        def piece(tok: int) -> str:
+            return self.llm.detokenize([tok], special=True).decode("utf-8", errors="ignore")
+
+        return CopyGuide(sources, self._tokenize_text, piece, self.chat_format.name)
+
     def check_grammar(self, grammar) -> None:
         """Let llama.cpp parse `grammar` (ValueError when it refuses), quietly: llama.cpp prints a
         refused grammar whole to stderr, and a server's client must not fill the log."""
@@ -339,9 +346,11 @@ class LlamaCppEngine(EngineBase):
         on_text: Callable[[str], None] | None = None,
         grammar=None,
         should_stop: Callable[[], bool] | None = None,
+        guide: CopyGuide | None = None,
     ) -> Generation:
         """`should_stop`, asked after every token (after `on_text`), ends generation early with
-        stop "stopped": `serve` uses it for stop strings and for a client that left."""
+        stop "stopped": `serve` uses it for stop strings and for a client that left. `guide`
+        (`engine.copy_guide`) may choose a token instead of the model's top one in a call's values."""
         room = self.n_ctx - len(prompt_ids)
         if room <= 8:
             raise EngineError(
@@ -362,8 +371,8 @@ class LlamaCppEngine(EngineBase):
         out: list[int] = []
         stop = "length"
         text_so_far = b""
-        if grammar is not None and self.grammar_first:
-            tokens = self._grammar_first_tokens(prompt_ids, temperature, grammar)
+        if (grammar is not None and self.grammar_first) or guide is not None:
+            tokens = self._grammar_first_tokens(prompt_ids, temperature, grammar, guide)
         else:
             tokens = self.llm.generate(
                 prompt_ids,
@@ -413,9 +422,10 @@ class LlamaCppEngine(EngineBase):
         ids, text = self.turn_end.cut(out, self.detokenize, self.tokenize)
         return Generation(ids, text, stop, timing)
 
-    def _grammar_first_tokens(self, prompt_ids: list[int], temperature: float, grammar):
+    def _grammar_first_tokens(self, prompt_ids: list[int], temperature: float, grammar, guide=None):
         """`Llama.generate`'s loop (prefix reuse, evaluate, sample, yield, evaluate the token on
-        resume) with grammar-first sampling (`botpsy.engine.grammar.GrammarGate`). Sampling when
+        resume) with grammar-first sampling (`botpsy.engine.grammar.GrammarGate`) when `grammar` is
+        given, and the copy guide's choice (`engine.copy_guide`) when `guide` is. Sampling when
         `temperature` > 0 matches the default path's settings (top-k 40, top-p 0.95) in numpy."""
         import llama_cpp
 
@@ -441,15 +451,26 @@ class LlamaCppEngine(EngineBase):
             n = int(np.searchsorted(np.cumsum(p), 0.95)) + 1
             return int(top[rng.choice(n, p=p[:n] / p[:n].sum())])
 
-        gate = GrammarGate(llm, grammar)
+        gate = GrammarGate(llm, grammar) if grammar is not None else None
+        text = b""  # generated so far, for the guide
         try:
             llm.eval(prompt_ids[keep:])
             while True:
                 logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, -1), shape=(n_vocab,))
-                tok = gate.choose(logits, pick)
-                gate.accept(tok)
+                if (
+                    guide is not None
+                    and (steer := guide.steer(text.decode("utf-8", "ignore"), logits)) is not None
+                ):
+                    logits = logits.copy()  # llama.cpp's buffer stays as it computed it
+                    logits[steer] = logits.max() + 1.0
+                tok = gate.choose(logits, pick) if gate is not None else pick(logits)
+                if gate is not None:
+                    gate.accept(tok)
+                if guide is not None:
+                    text += llm.detokenize([tok], special=True)
                 yield tok
                 llm.eval([tok])
         finally:
-            self.grammar_stats = {"checks": gate.checks, "refusals": gate.refusals}
-            gate.close()
+            if gate is not None:
+                self.grammar_stats = {"checks": gate.checks, "refusals": gate.refusals}
+                gate.close()

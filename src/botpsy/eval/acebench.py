@@ -156,6 +156,7 @@ class AceConfig:
     thinking: bool = True
     limit: int | None = None  # items per category (conversations in normal multi-turn), None: all
     grounding_guard: bool = True  # the agent's guard (agent/grounding.py); a held call is no call
+    copy_guide: bool = True  # the agent's copy guidance (engine/copy_guide.py)
     agent_steps: int = AGENT_STEPS
     user_turns: int = USER_TURNS
 
@@ -178,6 +179,7 @@ def _agent(engine: Engine, env: Any, system: str, config: AceConfig, steps: int)
             temperature=config.temperature,
             thinking=config.thinking,
             grounding_guard=config.grounding_guard,
+            copy_guide=config.copy_guide,
         ),
     )
     agent.fmt = BfclFormat(engine.chat_format.name)  # calls to known functions kept whatever their arguments

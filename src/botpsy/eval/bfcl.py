@@ -196,6 +196,7 @@ class BfclConfig:
     # The agent's grounding guard (agent/grounding.py): a call it holds is scored as no call, and
     # the raw model's verdict is kept beside it (`model_accuracy`).
     grounding_guard: bool = True
+    copy_guide: bool = True  # the agent's copy guidance (engine/copy_guide.py)
 
 
 def run_item(
@@ -220,6 +221,7 @@ def run_item(
             temperature=config.temperature,
             thinking=config.thinking,
             grounding_guard=config.grounding_guard,
+            copy_guide=config.copy_guide,
         ),
     )
     agent.fmt = BfclFormat(engine.chat_format.name)
@@ -283,6 +285,7 @@ def _run_multi_turn(
             temperature=config.temperature,
             thinking=config.thinking,
             grounding_guard=config.grounding_guard,
+            copy_guide=config.copy_guide,
         ),
     )
     agent.fmt = BfclFormat(engine.chat_format.name)
