@@ -78,6 +78,7 @@ import numpy as np
 
 from botpsy.engine.base import EngineBase, EngineError, Generation, TurnEnd
 from botpsy.engine.copy_guide import CopyGuide
+from botpsy.engine.llama_memory import release_replaced_samplers
 from botpsy.engine.state_cache import PrefixStates
 from botpsy.protocol.blocks import encode
 from botpsy.protocol.formats import IM_END, ChatFormat, detect_format
@@ -251,6 +252,7 @@ class LlamaCppEngine(EngineBase):
                 "architecture this llama.cpp build does not know."
             ) from None
         self.load_s = time.perf_counter() - t0
+        release_replaced_samplers(self.llm)  # each turn's sampler freed now, not at a GC (llama_memory)
         self.name = model_path.name if lora_path is None else f"{model_path.name}+{Path(lora_path).name}"
         template = self.llm.metadata.get("tokenizer.chat_template")
         self.chat_format = ChatFormat(chat_format or detect_format(template))
