@@ -106,3 +106,26 @@ def test_the_device_report_carries_the_contention_table(tmp_path):
     }
     md = (write_report([r], tmp_path) / "bench.md").read_text()
     assert "| botpsy default: PASSIVE, default threads | 0.000 | 37.6 | 37.1 | 0.99 |" in md
+
+
+@pytest.mark.parametrize("argv, contention", [([], True), (["--no-contention"], False)])
+def test_bench_cli_passes_no_contention_to_the_device_bench(tmp_path, monkeypatch, argv, contention):
+    """`botpsy bench --no-contention` leaves the shared-CPU figures out, and only those."""
+    from botpsy.bench import device
+    from botpsy.cli import main
+
+    seen = []
+
+    def bench_model(model, **kw):
+        seen.append(kw)
+        return "result"
+
+    def write_report(results, folder):
+        folder.mkdir(parents=True)
+        (folder / "bench.md").write_text("report\n")
+        return folder
+
+    monkeypatch.setattr(device, "bench_model", bench_model)
+    monkeypatch.setattr(device, "write_report", write_report)
+    assert main(["bench", "--tasks", "2", "--out", str(tmp_path / "b"), *argv]) == 0
+    assert seen == [{"tasks": 2, "threads": None, "log": seen[0]["log"], "contention": contention}]

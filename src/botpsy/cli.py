@@ -95,7 +95,9 @@ def cmd_bench(a) -> int:
 
     models = a.model or [None]
     results = [
-        bench_device.bench_model(m, tasks=a.tasks, threads=a.threads, log=text_log(console, "dim"))
+        bench_device.bench_model(
+            m, tasks=a.tasks, threads=a.threads, log=text_log(console, "dim"), contention=a.contention
+        )
         for m in models
     ]
     folder = bench_device.write_report(results, Path(a.out))
@@ -355,6 +357,13 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--threads", type=int)
     sp.add_argument("--out", default="reports/bench", help="folder for bench.json, bench.md, bench.png")
     sp.add_argument("--json", action="store_true", help="last line: one JSON object with the figures")
+    sp.add_argument(
+        "--no-contention",
+        dest="contention",
+        action="store_false",
+        help="skip the shared-CPU figures (bench.contention: idle CPU and decode beside a busy process "
+        "for each OpenMP wait policy, in child processes); everything else is measured as usual",
+    )
     sp.set_defaults(fn=cmd_bench)
 
     mcp = sub.add_parser("mcp", help="Model Context Protocol").add_subparsers(dest="sub", required=True)
