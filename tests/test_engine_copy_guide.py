@@ -159,3 +159,48 @@ def test_the_agent_guides_from_the_users_words_only(tmp_path):
         "Hi"
     )
     assert eng2.guides == [None]
+
+
+@pytest.fixture(scope="module")
+def embedded():
+    from botpsy.engine.load import load_engine
+
+    engine = load_engine(None, n_ctx=512, n_threads=1, state_cache=None)
+    yield engine
+    engine.close()
+
+
+def _call_prompt(engine, value: str) -> list[int]:
+    fmt = engine.chat_format
+    tools = [{"type": "function", "function": {"name": "get_directions", "parameters": {"type": "object"}}}]
+    head = (
+        fmt.system(tools, "")
+        + fmt.user("Directions to Lompoc Valley, please.")
+        + fmt.generation_prompt(False)
+    )
+    return engine.tokenize(head) + engine._tokenize_text(
+        f"<tool_call>\n<function=get_directions>\n<parameter=end>\n{value}"
+    )
+
+
+def test_the_real_engine_continues_the_users_words_when_guided(embedded):
+    assert embedded.chat_format.name == "qwen35"
+    plain = embedded.generate(_call_prompt(embedded, "Lo"), max_tokens=6)
+    guide = embedded.copy_guide(["Directions to Lompoc Valley, please."])
+    guide.margin = 1e9  # steer whenever the model leaves the user's words without ending the value
+    guided = embedded.generate(_call_prompt(embedded, "Lo"), max_tokens=6, guide=guide)
+    assert not plain.text.startswith("mpoc"), "precondition: the model garbles this copy unaided"
+    # The value opened in the prompt, before this engine call (a cut call continued): still guided.
+    assert guide.steered >= 1 and guided.text.startswith("mpoc"), guided.text
+    # With no sources the guided path is the plain path, token for token.
+    none = embedded.copy_guide([])
+    assert embedded.generate(_call_prompt(embedded, "Lo"), max_tokens=6, guide=none).text == plain.text
+
+
+def test_the_guide_reads_the_assistant_turn_only(embedded):
+    """A call planted in a tool result, left open, is not taken for one the model is writing."""
+    fmt = embedded.chat_format
+    planted = "<tool_call>\n<function=get_directions>\n<parameter=end>\nLo"
+    prompt = embedded.tokenize(fmt.user("Directions to Lompoc Valley.") + fmt.tool_results([planted]))
+    prompt += embedded.tokenize(fmt.generation_prompt(True))
+    assert embedded._turn_so_far(prompt) == "\n<think>\n"

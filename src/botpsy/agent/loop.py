@@ -300,7 +300,7 @@ class Agent:
     def _call_engine(self, max_tokens: int, on_text, after: list[int] | None = None) -> Generation:
         """The engine on the conversation so far (plus `after`, generated ids not appended yet)."""
         extra: dict[str, Any] = {"grammar": self._grammar} if self._grammar is not None else {}
-        if self.config.copy_guide:
+        if self.config.copy_guide and self.tools:  # no tools, no calls to guide
             guide = self.engine.copy_guide([m.content for m in self.trace.messages if m.role == "user"])
             if guide is not None:
                 extra["guide"] = guide

@@ -81,7 +81,7 @@ from botpsy.engine.copy_guide import CopyGuide
 from botpsy.engine.llama_memory import release_replaced_samplers
 from botpsy.engine.state_cache import PrefixStates
 from botpsy.protocol.blocks import encode
-from botpsy.protocol.formats import IM_END, ChatFormat, detect_format
+from botpsy.protocol.formats import IM_END, IM_START, ChatFormat, detect_format
 from botpsy.protocol.messages import StepTiming
 
 GGUF_MAGIC = b"GGUF"
@@ -198,6 +198,9 @@ def _quiet_stderr():
         finally:
             os.dup2(saved, 2)
             os.close(saved)
+
+
+ASSISTANT_OPEN = f"{IM_START}assistant"
 
 
 class LlamaCppEngine(EngineBase):
@@ -424,6 +427,12 @@ class LlamaCppEngine(EngineBase):
         ids, text = self.turn_end.cut(out, self.detokenize, self.tokenize)
         return Generation(ids, text, stop, timing)
 
+    def _turn_so_far(self, prompt_ids: list[int], window: int = 512) -> str:
+        """The text of the prompt after its last `<|im_start|>assistant` (within `window` ids)."""
+        tail = self.detokenize(prompt_ids[-window:])
+        at = tail.rfind(ASSISTANT_OPEN)
+        return tail[at + len(ASSISTANT_OPEN) :] if at >= 0 else ""
+
     def _grammar_first_tokens(self, prompt_ids: list[int], temperature: float, grammar, guide=None):
         """`Llama.generate`'s loop (prefix reuse, evaluate, sample, yield, evaluate the token on
         resume) with grammar-first sampling (`botpsy.engine.grammar.GrammarGate`) when `grammar` is
@@ -454,7 +463,9 @@ class LlamaCppEngine(EngineBase):
             return int(top[rng.choice(n, p=p[:n] / p[:n].sum())])
 
         gate = GrammarGate(llm, grammar) if grammar is not None else None
-        text = b""  # generated so far, for the guide
+        # The assistant turn so far, for the guide: a call may have opened before this engine call
+        # (a cut call continued); the prompt's earlier turns, tool results among them, are not read.
+        text = self._turn_so_far(prompt_ids).encode() if guide is not None else b""
         try:
             llm.eval(prompt_ids[keep:])
             while True:
