@@ -32,7 +32,7 @@ CALL_OPEN, CALL_CLOSE = "<tool_call>", "</tool_call>"
 PARAM_OPEN, PARAM_CLOSE = "<parameter=", "</parameter>"
 MIN_CHARS = 2  # a value shorter than this says too little about where it copies from
 LOOKAHEAD = 32  # characters of the user's words tokenized to find the continuing token
-MARGIN = 4.0  # logits below the model's top token a continuation may lie and still be chosen
+MARGIN = 8.0  # logits below the model's top token a continuation may lie and still be chosen
 TOP_K = 16  # the model's best tokens also checked as continuations (a tokenization may differ)
 
 
