@@ -6,7 +6,7 @@ value errors were the largest class of its failures there (12 of 30 in simple_py
 request holds the right spelling, one token away. Measured (`reports/copy-guide/`): on 150 BFCL
 items it corrected the value in the 6 it steered and changed no verdict (those items fail on other
 values); on 190 world tasks it steered nothing. Most of the model's wrong values are not garbled
-copies, and some garbles are confident ("Naml" leaves "Nashville" more than 8 logits apart).
+copies, and some garbles are not steered at margin 8 ("Naml" for "Nashville" stays).
 
 What it does, token by token, while the model writes a text value inside a tool call:
 * the value so far (`open_value`) is looked up in the user's words, ignoring case;
