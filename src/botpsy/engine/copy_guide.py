@@ -162,25 +162,27 @@ class CopyGuide:
         rests = self._continuations(value)
         if not rests:
             return None  # not copying the user's words (or copied to their end)
+        lowered = [r.lower() for r in rests]
+
+        def continues(piece: str) -> bool:
+            return bool(piece) and any(r.startswith(piece.lower()) for r in lowered)
+
         top = int(np.argmax(logits))
         top_piece = self._piece(top)
         if not top_piece or _ends_value(top_piece, self.fmt):
             return None  # the model ends the value: its decision
-        if any(r.lower().startswith(top_piece.lower()) for r in rests):
+        if continues(top_piece):
             return None  # already continuing the user's words
-        candidates: set[int | None] = {self._first_token(r) for r in rests}
+        # The token that starts each continuation, and the model's best tokens (a tokenization of
+        # the user's words may differ from the one the model would write here).
         k = min(TOP_K, logits.shape[0] - 1)
-        for tok in np.argpartition(logits, -k)[-k:]:
-            p = self._piece(int(tok))
-            if p and any(r.lower().startswith(p.lower()) for r in rests):
-                candidates.add(int(tok))
-        candidates.discard(None)
+        candidates = {self._first_token(r) for r in rests} | {
+            int(t) for t in np.argpartition(logits, -k)[-k:]
+        }
         valid = [
             t
             for t in candidates
-            if (p := self._piece(t))
-            and not _ends_value(p, self.fmt)
-            and any(r.lower().startswith(p.lower()) for r in rests)
+            if t is not None and continues(p := self._piece(t)) and not _ends_value(p, self.fmt)
         ]
         if not valid:
             return None
