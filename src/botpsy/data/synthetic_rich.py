@@ -27,9 +27,8 @@ import random
 from typing import Any
 
 from botpsy.data.synthetic_tools import tool_name
-from botpsy.data.tool_answers import reported
+from botpsy.data.tool_answers import opaque_reported, reported
 from botpsy.data.tool_catalog import FAMILIES, Api, Spec
-from botpsy.data.tool_results import opaque_result
 from botpsy.protocol.messages import Message, ToolCall
 
 STYLES = ("short", "long", "example", "docstring")
@@ -254,13 +253,7 @@ def _call_turn(
     (tool name → its API's verb and noun) results with facts and an answer that restates them
     (`data.tool_answers`), without it an opaque id under a fixed line."""
     msgs = [Message("user", user), Message("assistant", "", reason, calls)]
-    if apis is not None:
-        return [*msgs, *reported(rng, calls, apis)]
-    results = [opaque_result(rng, c.name, c.arguments) for c in calls]
-    msgs += [Message("tool", json.dumps(r), name=c.name) for c, r in zip(calls, results, strict=True)]
-    names = " and ".join(dict.fromkeys(c.name for c in calls))
-    ids = ", ".join(r["result_id"] for r in results)
-    return [*msgs, Message("assistant", f"Done: {names} answered (results {ids}).", "The tools answered.")]
+    return msgs + (reported(rng, calls, apis) if apis is not None else opaque_reported(rng, calls, True))
 
 
 def _parallel_same(rng: random.Random, api: Api, name: str) -> tuple[str, list[ToolCall]]:

@@ -20,13 +20,11 @@ requests and gold calls; xLAM/ToolACE data would do it but cannot be downloaded 
 
 from __future__ import annotations
 
-import json
 import random
 from dataclasses import dataclass
 from typing import Any
 
-from botpsy.data.tool_answers import reported
-from botpsy.data.tool_results import opaque_result
+from botpsy.data.tool_answers import opaque_reported, reported
 from botpsy.protocol.messages import Message, ToolCall
 
 CITIES = ["Paris", "Tokyo", "Lisbon", "Nairobi", "Toronto", "Berlin", "Lima", "Seoul", "Oslo", "Austin"]
@@ -387,12 +385,6 @@ def synthetic_conversation(
             user = f"{user.rstrip('?.')}, and the same {more}."
         msgs.append(Message("user", user))
         msgs.append(Message("assistant", "", f"{name} fits; its parameters come from the request.", calls))
-        if restate:
-            msgs += reported(rng, calls, {name: apis[i][:2]})
-            continue
-        results = [opaque_result(rng, c.name, c.arguments) for c in calls]
-        for c, r in zip(calls, results, strict=True):
-            msgs.append(Message("tool", json.dumps(r), name=c.name))
-        ids = ", ".join(r["result_id"] for r in results)
-        msgs.append(Message("assistant", f"Done: {name} answered (result {ids}).", "The tool answered."))
+        # one tool per turn here: its name is the fixed line's NAME
+        msgs += reported(rng, calls, {name: apis[i][:2]}) if restate else opaque_reported(rng, calls, False)
     return schemas, msgs

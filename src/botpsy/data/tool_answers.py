@@ -17,7 +17,7 @@ import json
 import random
 from typing import Any
 
-from botpsy.data.tool_results import ACTION_VERBS, ERROR, facts, failed, tool_result
+from botpsy.data.tool_results import ACTION_VERBS, ERROR, facts, failed, opaque_result, tool_result
 from botpsy.protocol.messages import Message, ToolCall
 
 # How a field's unit suffix reads.
@@ -38,8 +38,7 @@ def text(value: Any) -> str:
     if isinstance(value, dict):
         return ", ".join(text(v) for v in value.values())
     if isinstance(value, list):
-        items = [text(v) for v in value]
-        return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+        return _listing([text(v) for v in value])
     return str(value)
 
 
@@ -146,3 +145,15 @@ def reported(rng: random.Random, calls: list[ToolCall], apis: dict[str, tuple[st
     answer, reason = restating_answer(calls, results, {name: verb for name, (verb, _) in apis.items()})
     tools = [Message("tool", json.dumps(r), name=c.name) for c, r in zip(calls, results, strict=True)]
     return [*tools, Message("assistant", answer, reason)]
+
+
+def opaque_reported(rng: random.Random, calls: list[ToolCall], plural: bool) -> list[Message]:
+    """The tool turns and answer the shipped adapter was trained on: an id per call under a fixed
+    line, "Done: NAME answered (result R…)." (`plural`: the rich generator's "results" and "The
+    tools answered."). One draw of `rng` per call, as `reported`."""
+    results = [opaque_result(rng, c.name, c.arguments) for c in calls]
+    tools = [Message("tool", json.dumps(r), name=c.name) for c, r in zip(calls, results, strict=True)]
+    names = " and ".join(dict.fromkeys(c.name for c in calls))
+    ids = ", ".join(r["result_id"] for r in results)
+    word, thought = ("results", "The tools answered.") if plural else ("result", "The tool answered.")
+    return [*tools, Message("assistant", f"Done: {names} answered ({word} {ids}).", thought)]
