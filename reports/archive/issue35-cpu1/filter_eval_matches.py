@@ -1,4 +1,11 @@
-import gzip, json, re, sys
+"""Every user request of the given example files checked against BFCL, tau2 and ACEBench; with
+--write OUT, the conversations with no match written to OUT. Used by issue35-cpu1 and issue35-cpu2;
+run from the repository root (it reads the base GGUF under .venv):
+
+    ACEBENCH_DIR=PATH python reports/archive/issue35-cpu1/filter_eval_matches.py A.jsonl.gz B.jsonl.gz \
+        --write train-clean.jsonl.gz
+"""
+import gzip, json, os, re, sys
 from pathlib import Path
 import llama_cpp
 from botpsy.data.decontaminate import EvalIndex, bfcl_items, bfcl_data_dir, tau2_items, tau2_data_dir, acebench_items
@@ -6,11 +13,16 @@ from botpsy.models import embedded  # noqa
 import importlib.resources as r
 gguf = next(Path(p) for p in __import__('glob').glob('.venv/lib/python3.11/site-packages/**/SmolLM2*.gguf', recursive=True))
 llm = llama_cpp.Llama(model_path=str(gguf), vocab_only=True, verbose=False)
-idx = EvalIndex(bfcl_items(bfcl_data_dir()) + tau2_items(tau2_data_dir()) + acebench_items(Path('/tmp/h3/acebench')))
+idx = EvalIndex(bfcl_items(bfcl_data_dir()) + tau2_items(tau2_data_dir()) + acebench_items(Path(os.environ['ACEBENCH_DIR'])))
 n = hits = 0
-out = gzip.open('/work/runs35/train-clean.jsonl.gz', 'wt') if '--write' in sys.argv else None
+args = sys.argv[1:]
+out = None
+if '--write' in args:
+    at = args.index('--write')
+    out = gzip.open(args[at + 1], 'wt')
+    del args[at : at + 2]
 kept = 0
-for path in [a for a in sys.argv[1:] if a != '--write']:
+for path in args:
     for line in gzip.open(path, 'rt'):
         ids = json.loads(line)['input_ids']
         bad = False
