@@ -18,7 +18,7 @@ from functools import cache
 
 import pytest
 
-from botpsy.engine.grammar import tool_call_gbnf
+from botpsy.engine.grammar import _Values, tool_call_gbnf
 from botpsy.tools.registry import SUITES
 
 # ---- a tiny GBNF matcher ------------------------------------------------------------------------
@@ -240,6 +240,139 @@ def test_hermes_grammar_admits_typed_arguments_only(text, admitted):
 def test_qwen35_grammar_types_array_items(params, admitted):
     g = GbnfMatcher(tool_call_gbnf([EVENT, PING], max_calls=1))
     assert g.matches(qwen(params)) is admitted, params
+
+
+# Issue 35: a nested object parameter that declares its keys. Unconstrained, the embedded model wrote
+# the schema into the value (`[{"type": "array", "items": …}]`) or left it `{}`, and the grounding
+# guard then asked the user for a value they had already given.
+RANGE = {
+    "type": "object",
+    "properties": {"start": {"type": "string"}, "end": {"type": "string"}},
+    "required": ["start", "end"],
+}
+ARTWORK = {
+    "type": "function",
+    "function": {
+        "name": "analyze",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "dates": RANGE,
+                "works": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "description": "one artwork",
+                        "properties": {
+                            "title": {"type": "string", "description": "its title"},
+                            "year": {"type": "integer"},
+                            "tags": {"type": "array", "items": {"type": "string"}},
+                            "size": {
+                                "type": "object",
+                                "properties": {"w": {"type": "number"}, "h": {"type": "number"}},
+                                "required": ["w"],
+                            },
+                        },
+                        "required": ["title"],
+                    },
+                },
+                "meta": {
+                    "type": "object",
+                    "properties": {"k": {"type": "string"}},
+                    "additionalProperties": True,
+                },
+                "free": {"type": "object"},
+            },
+            "required": ["dates"],
+        },
+    },
+}
+DATES = '{"start": "2024-01-01", "end": "2024-01-05"}'
+
+
+@pytest.mark.parametrize("fmt", ["qwen35", "hermes"])
+@pytest.mark.parametrize(
+    "args,admitted",
+    [
+        ({"dates": DATES}, True),
+        ({"dates": '{ "start": "a", "end": "b" }'}, True),
+        ({"dates": DATES, "works": '[{"title": "Nighthawks"}]'}, True),
+        (
+            {
+                "dates": DATES,
+                "works": '[{"title": "A", "year": 1942, "tags": ["oil"], "size": {"w": 1.5, "h": 2}}]',
+            },
+            True,
+        ),
+        ({"dates": DATES, "works": '[{"title": "A", "size": {"w": 1}}, {"title": "B"}]'}, True),
+        ({"dates": DATES, "meta": '{"anything": [1, null]}'}, True),  # admits other keys: free JSON
+        ({"dates": DATES, "free": '{"x": {"y": 1}}'}, True),  # declares no keys: free JSON
+        ({"dates": "{}"}, False),  # required keys left out
+        ({"dates": '{"start": "2024-01-01"}'}, False),
+        ({"dates": '{"end": "b", "start": "a"}'}, False),  # schema order, as the call's arguments
+        ({"dates": '{"start": "a", "end": "b", "note": "x"}'}, False),  # undeclared key
+        ({"dates": '{"start": null, "end": "b"}'}, False),
+        ({"dates": '{"start": 1, "end": "b"}'}, False),
+        (
+            {"dates": DATES, "works": '[{"type": "object", "properties": {"title": {"type": "string"}}}]'},
+            False,
+        ),
+        ({"dates": '{"type": "object", "properties": {"start": {"type": "string"}}}'}, False),
+        ({"dates": DATES, "works": '[{"title": "A", "size": {"h": 2}}]'}, False),  # nested required key
+        ({"dates": DATES, "works": '[{"title": "A", "year": "1942"}]'}, False),
+        ({"dates": DATES, "works": "[{}]"}, False),
+    ],
+)
+def test_objects_that_declare_their_keys_are_typed(fmt, args, admitted):
+    g = GbnfMatcher(tool_call_gbnf([ARTWORK, PING], fmt=fmt, max_calls=1))
+    if fmt == "qwen35":
+        text = qwen(args, "analyze")
+    else:
+        text = hermes("{" + ", ".join(f'"{k}": {v}' for k, v in args.items()) + "}", "analyze")
+    assert g.matches(text) is admitted, text
+
+
+def test_object_rules_are_shared_and_bounded():
+    """One rule per distinct object schema (descriptions aside), across tools; a schema nested past
+    the depth limit stays free JSON rather than growing the grammar without end."""
+    other = {
+        "type": "function",
+        "function": {
+            "name": "book",
+            "parameters": {
+                "type": "object",
+                "properties": {"when": {**RANGE, "description": "the stay"}},
+                "required": ["when"],
+            },
+        },
+    }
+    gbnf = tool_call_gbnf([ARTWORK, other], max_calls=1)
+    rules = dict(line.split(" ::= ", 1) for line in gbnf.strip().splitlines())
+    assert rules["fn-analyze-p-dates"].split()[1] == rules["fn-book-p-when"].split()[1]  # one obj- rule
+    deep: dict = {"type": "string"}
+    for _ in range(20):
+        deep = {"type": "object", "properties": {"d": deep}, "required": ["d"]}
+    tool = {
+        "type": "function",
+        "function": {"name": "deep", "parameters": {"type": "object", "properties": {"x": deep}}},
+    }
+    gbnf = tool_call_gbnf([tool], max_calls=1)
+    names = dict(line.split(" ::= ", 1) for line in gbnf.strip().splitlines())
+    assert sum(bool(re.fullmatch(r"obj-\d+", name)) for name in names) == _Values.MAX_DEPTH
+    nested = '{"d": ' * 9 + '{"anything": 1}' + "}" * 9
+    assert GbnfMatcher(gbnf).matches(qwen({"x": nested}, "deep"))
+
+
+def test_a_property_named_description_is_part_of_the_schema():
+    a = {"type": "object", "properties": {"description": {"type": "string"}}, "required": ["description"]}
+    b = {"type": "object", "properties": {"title": {"type": "string"}}, "required": ["title"]}
+    tool = {
+        "type": "function",
+        "function": {"name": "t", "parameters": {"type": "object", "properties": {"a": a, "b": b}}},
+    }
+    g = GbnfMatcher(tool_call_gbnf([tool], max_calls=1))
+    assert g.matches(qwen({"a": '{"description": "x"}', "b": '{"title": "y"}'}, "t"))
+    assert not g.matches(qwen({"a": '{"title": "y"}'}, "t"))
 
 
 @pytest.mark.parametrize("fmt", ["qwen35", "hermes"])

@@ -118,6 +118,47 @@ def test_grammar_forces_a_well_formed_call(engine):
     assert parsed.calls[0].name == "find_events" and "query" in parsed.calls[0].arguments
 
 
+SETTINGS = {
+    "type": "function",
+    "function": {
+        "name": "set_display",
+        "description": "Display settings.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "display": {
+                    "type": "object",
+                    "properties": {
+                        "mode": {"type": "string", "enum": ["dark", "light"]},
+                        "level": {"type": "integer"},
+                        "auto": {"type": "boolean"},
+                    },
+                    "required": ["mode", "level"],
+                }
+            },
+            "required": ["display"],
+        },
+    },
+}
+
+
+def test_grammar_holds_a_nested_object_to_its_keys(engine):
+    """llama.cpp parses the typed-object rules and a random model forced through them writes the
+    declared keys, typed (the language itself: test_engine_grammar.py). Every value is bounded
+    (an enum, an integer of at most 19 digits), so the forced call must end."""
+    gen = engine.generate(
+        _prompt(engine, [SETTINGS]), max_tokens=300, grammar=tool_call_grammar([SETTINGS], max_calls=1)
+    )
+    assert gen.stop == "eos", gen.text
+    parsed = ChatFormat("qwen35").parse(
+        gen.text, {"set_display": SETTINGS["function"]["parameters"]}, thinking=False
+    )
+    assert parsed.errors == [] and len(parsed.calls) == 1, gen.text
+    display = parsed.calls[0].arguments["display"]
+    assert display["mode"] in ("dark", "light") and isinstance(display["level"], int), display
+    assert set(display) <= {"mode", "level", "auto"}, display
+
+
 def test_grammar_first_matches_the_sampler_chain(engine):
     """Grammar-first (check the model's choice, mask the vocabulary only when it is refused) gives
     the same greedy tokens as llama.cpp's chain, which masks every candidate on every step."""

@@ -25,7 +25,8 @@ Grammar (qwen35 format, what `protocol.formats` renders and parses):
     value ::= [^<]*          (or at most `max_value_chars` characters)
 
 Text values are free text without '<' (the format has no escaping, and '<' would open a tag);
-integers, numbers, booleans and enums are pinned, and arrays are JSON arrays of their item type.
+integers, numbers, booleans and enums are pinned, arrays are JSON arrays of their item type,
+and an object that declares its properties holds those keys, typed.
 Once the root is complete llama.cpp allows only end-of-generation tokens. The hermes format gets
 the same call structure with a JSON body, `{"name": <one of the tools>, "arguments": {…}}`, whose
 arguments object holds that tool's declared keys, typed. No typed value admits `null`: a null
@@ -128,8 +129,13 @@ class _Values:
 
     A typed value never admits `null`: a required argument or an array item given as null is what
     `Tool.bind` refuses ("expected an array of string, got null in it"), so the grammar holds the
-    model to what the tool takes. Only untyped values (no `type`, `object`'s members) stay free
-    JSON. Integers are JSON integers of at most 19 digits, what `coerce` accepts.
+    model to what the tool takes. An object that declares its `properties` is held to them as a
+    call's arguments are (`members`): its declared keys in schema order, the required ones always,
+    each value typed. Without that, a small model given a nested object parameter wrote the schema
+    into the value (`[{"type": "array", "items": …}]`) or left it `{}`, and the grounding guard then
+    asked the user for what they had already said (issue 35). Only untyped values stay free JSON:
+    no `type`, an object without `properties`, or one that admits keys beyond them
+    (`additionalProperties`). Integers are JSON integers of at most 19 digits, what `coerce` accepts.
     """
 
     SCALAR = {
@@ -137,28 +143,92 @@ class _Values:
         "number": "json-num",
         "boolean": '("true" | "false")',
         "string": "json-str",
-        "object": "json-obj",
     }
+    MAX_DEPTH = 8  # deeper (or self-referencing) object schemas stay free JSON below this level
 
     def __init__(self, taken: set[str], lines: list[str]):
         self.taken, self.lines, self.rules = taken, lines, {}
 
-    def json(self, schema: dict[str, Any]) -> str:
+    def json(self, schema: dict[str, Any], depth: int = 0) -> str:
         if isinstance(schema.get("enum"), list) and schema["enum"]:
             return "(" + " | ".join(_lit(json.dumps(v, ensure_ascii=False)) for v in schema["enum"]) + ")"
         kind = _kind(schema)
         if kind in self.SCALAR:
             return self.SCALAR[kind]
+        if kind == "object":
+            return self._object(schema, depth)
         if kind != "array":
             return "json-val"
         items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
-        key = json.dumps({k: v for k, v in items.items() if k != "description"}, sort_keys=True, default=str)
+        key = "arr " + _schema_key(items)
         if key not in self.rules:
             name = _rule_name("arr", str(len(self.rules) + 1), self.taken)
             self.rules[key] = name
-            item = self.json(items)
+            item = self.json(items, depth + 1)
             self.lines.append(f'{name} ::= "[" ws ( {item} ( ws "," ws {item} )* )? ws "]"')
         return self.rules[key]
+
+    def _object(self, schema: dict[str, Any], depth: int) -> str:
+        if not typed_object(schema) or depth >= self.MAX_DEPTH:
+            return "json-obj"
+        key = "obj " + _schema_key(schema)
+        if key not in self.rules:
+            name = _rule_name("obj", str(len(self.rules) + 1), self.taken)
+            self.rules[key] = name
+            self.lines.append(f"{name} ::= {self.members(name, schema, depth + 1)}")
+        return self.rules[key]
+
+    def members(self, prefix: str, schema: dict[str, Any], depth: int = 0) -> str:
+        """A JSON object holding `schema`'s declared keys in schema order, the required ones always
+        and the optional ones at most once, each value typed; its helper rules are named after
+        `prefix` and appended to the grammar.
+
+        JSON puts a comma between members, so with optional members the first one present has none:
+        `first-i` is "the members from i on, starting with the first present", `rest-i` "the members
+        from i on, each after a comma"; both are built from the last member backwards.
+        """
+        required = set(schema.get("required") or [])
+        props = [(k, v if isinstance(v, dict) else {}) for k, v in (schema.get("properties") or {}).items()]
+        rest, first = "", ""  # rest-(i+1), first-(i+1) as rule names; "" is the empty sequence
+        for pname, pschema in reversed(props):
+            member = f'{_lit(json.dumps(pname, ensure_ascii=False))} ws ":" ws {self.json(pschema, depth)}'
+            tail = f" {rest}" if rest else ""
+            head = f"{member}{tail}"
+            rule_rest = _rule_name(f"{prefix}-rest", pname, self.taken)
+            comma = f'ws "," ws {member}'
+            self.lines.append(
+                f"{rule_rest} ::= {comma}{tail}" if pname in required else f"{rule_rest} ::= ({comma})?{tail}"
+            )
+            rule_first = _rule_name(f"{prefix}-first", pname, self.taken)
+            if pname in required:
+                self.lines.append(f"{rule_first} ::= {head}")
+            elif first:
+                self.lines.append(f"{rule_first} ::= {head} | {first}")
+            else:
+                self.lines.append(f"{rule_first} ::= ({head})?")
+            rest, first = rule_rest, rule_first
+        return f'"{{" ws {first} ws "}}"' if first else '"{" ws "}"'
+
+
+def typed_object(schema: dict[str, Any]) -> bool:
+    """Whether the grammar holds an object value to its declared keys: it declares `properties`
+    and admits no others (`additionalProperties` absent or false)."""
+    props = schema.get("properties")
+    return isinstance(props, dict) and bool(props) and not schema.get("additionalProperties")
+
+
+def _schema_key(schema: dict[str, Any]) -> str:
+    """Schemas that differ only in descriptions share a rule."""
+
+    def strip(v: Any) -> Any:
+        if isinstance(v, dict):
+            # a "description" that is a text annotates; one that is a schema is a property's
+            return {k: strip(x) for k, x in v.items() if not (k == "description" and isinstance(x, str))}
+        if isinstance(v, list):
+            return [strip(x) for x in v]
+        return v
+
+    return json.dumps(strip(schema), sort_keys=True, default=str)
 
 
 def _kind(schema: dict[str, Any]) -> str | None:
@@ -172,55 +242,21 @@ def _value_rule(schema: dict[str, Any], text_rule: str, values: _Values) -> str:
     """The GBNF for one parameter value in the qwen35 format, from its JSON schema.
 
     Values are written as text and converted with the schema (`protocol.formats`): integers,
-    numbers, booleans and enums can be pinned exactly; arrays are typed JSON arrays and objects
-    JSON objects; anything else is free text without '<'.
+    numbers, booleans and enums can be pinned exactly; arrays and objects are typed JSON
+    (`_Values`); anything else is free text without '<'.
     """
     if isinstance(schema.get("enum"), list) and schema["enum"]:
         return (
             "(" + " | ".join(_lit(v if isinstance(v, str) else json.dumps(v)) for v in schema["enum"]) + ")"
         )
     kind = _kind(schema)
-    if kind == "array":
+    if kind in ("array", "object"):
         return values.json(schema)
     return {
         "integer": '"-"? [0-9]+',
         "number": "json-num",
         "boolean": '("true" | "false")',
-        "object": "json-obj",
     }.get(kind, text_rule)
-
-
-def _hermes_arguments(
-    fr: str, params: dict[str, Any], values: _Values, taken: set[str], body: list[str]
-) -> str:
-    """The rule for one tool's `arguments` object: its declared keys in schema order, the required
-    ones always and the optional ones at most once, each value typed (as in the qwen35 format).
-
-    JSON puts a comma between members, so with optional members the first one present has none:
-    `first-i` is "the members from i on, starting with the first present", `rest-i` "the members
-    from i on, each after a comma"; both are built from the last member backwards.
-    """
-    required = set(params.get("required") or [])
-    props = [(k, v if isinstance(v, dict) else {}) for k, v in (params.get("properties") or {}).items()]
-    rest, first = "", ""  # rest-(i+1), first-(i+1) as rule names; "" is the empty sequence
-    for pname, pschema in reversed(props):
-        member = f'{_lit(json.dumps(pname, ensure_ascii=False))} ws ":" ws {values.json(pschema)}'
-        tail = f" {rest}" if rest else ""
-        head = f"{member}{tail}"
-        rule_rest = _rule_name(f"{fr}-rest", pname, taken)
-        comma = f'ws "," ws {member}'
-        body.append(
-            f"{rule_rest} ::= {comma}{tail}" if pname in required else f"{rule_rest} ::= ({comma})?{tail}"
-        )
-        rule_first = _rule_name(f"{fr}-first", pname, taken)
-        if pname in required:
-            body.append(f"{rule_first} ::= {head}")
-        elif first:
-            body.append(f"{rule_first} ::= {head} | {first}")
-        else:
-            body.append(f"{rule_first} ::= ({head})?")
-        rest, first = rule_rest, rule_first
-    return f'"{{" ws {first} ws "}}"' if first else '"{" ws "}"'
 
 
 def tool_call_gbnf(
@@ -248,13 +284,11 @@ def tool_call_gbnf(
         for name, params in fns:
             fr = _rule_name("fn", name, taken)
             fn_rules.append(fr)
-            rest: list[str] = []
-            args = _hermes_arguments(fr, params, values, taken, rest)
+            args = values.members(fr, params)
             # the JSON string of the name, as a GBNF literal
             body.append(
                 f"{fr} ::= {_lit(json.dumps(name, ensure_ascii=False) + ', ' + chr(34) + 'arguments' + chr(34) + ': ')} {args}"
             )
-            body += rest
         lines.append(f'call ::= "<tool_call>\\n{{\\"name\\": " ({" | ".join(fn_rules)}) "}}\\n</tool_call>"')
         lines += body + values_lines
         lines.append(_JSON_RULES.strip())
