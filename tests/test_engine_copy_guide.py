@@ -71,7 +71,12 @@ NAMES = {
         (QWEN + "Los An", "qwen35", "Los An"),
         ("<tool_call>\n<function=f>\n<parameter=en", "qwen35", None),  # the parameter's name
         (QWEN + "Los\n</parameter>\n", "qwen35", None),  # the value closed
-        (QWEN + '["Los', "qwen35", None),  # JSON text
+        (QWEN + '["Los', "qwen35", "Los"),  # a string in an array value (JSON)
+        (QWEN + '[{"city": "Los An', "qwen35", "Los An"),  # in an object in an array
+        (QWEN + '{"ci', "qwen35", None),  # an object's key
+        (QWEN + '{"city": "Los", "n": 2', "qwen35", None),  # between values
+        (QWEN + '["say \\"hi', "qwen35", None),  # escaped: differs from the user's words
+        (QWEN + "Los\nAn", "qwen35", None),  # more than one line
     ],
 )
 def test_open_value(text, fmt, value):
@@ -116,6 +121,14 @@ def test_the_model_ends_and_composes_values_itself():
 def test_the_qwen35_format_is_guided_too():
     g = guide(fmt="qwen35")
     assert g.steer(QWEN + "LOS", logits(LA=5.0, Angeles=2.0)) == IDS[" Angeles"]
+
+
+def test_strings_inside_qwen35_json_values_are_guided_and_end_at_their_quote():
+    """An array or object parameter (typed objects: engine/grammar.py) holds JSON strings; they are
+    values like hermes ones: guided, and ended by their closing quote, not by a new line."""
+    g = guide(fmt="qwen35")
+    assert g.steer(QWEN + '[{"city": "LOS', logits(LA=5.0, Angeles=2.0)) == IDS[" Angeles"]
+    assert g.steer(QWEN + '{"city": "Los Angeles', logits(quote=5.0, **{"and": 4.9})) is None
 
 
 def test_no_sources_no_guidance():

@@ -8,7 +8,9 @@ items it corrected the value in the 6 it steered and changed no verdict (those i
 values); on 190 world tasks it steered nothing. Most of the model's wrong values are not garbled
 copies, and some garbles are not steered at margin 8 ("Naml" for "Nashville" stays).
 
-What it does, token by token, while the model writes a text value inside a tool call:
+What it does, token by token, while the model writes a text value inside a tool call (a string in
+the hermes JSON; in the qwen35 format a one-line value, or a string inside an array or object
+parameter's JSON):
 * the value so far (`open_value`) is looked up in the user's words, ignoring case;
 * if it is found, and the model's top token neither ends the value nor continues one of the places
   it was found, the token that continues the user's words there is chosen instead, provided the
@@ -80,12 +82,19 @@ def _hermes_value(call: str) -> str | None:
 
 def open_value(text: str, fmt: str) -> str | None:
     """The text value the model is writing inside a tool call at the end of `text`, or None."""
+    found = _open(text, fmt)
+    return found[0] if found else None
+
+
+def _open(text: str, fmt: str) -> tuple[str, bool] | None:
+    """(the open value, whether it is a JSON string) at the end of `text`, or None."""
     start = text.rfind(CALL_OPEN)
     if start < 0 or text.rfind(CALL_CLOSE) > start:
         return None
     call = text[start + len(CALL_OPEN) :]
     if fmt != "qwen35":
-        return _hermes_value(call)
+        value = _hermes_value(call)
+        return None if value is None else (value, True)
     p = call.rfind(PARAM_OPEN)
     if p < 0 or call.rfind(PARAM_CLOSE) > p:
         return None
@@ -93,15 +102,20 @@ def open_value(text: str, fmt: str) -> str | None:
     if head_end < 0:
         return None  # still writing the parameter's name
     value = call[head_end + 2 :]
-    if value[:1] in ("[", "{") or "\n" in value:
-        return None  # JSON text, or more than one line: not a copied phrase
-    return value
+    if value[:1] in ("[", "{"):
+        # an array or object parameter is JSON: the strings inside it are values as in hermes (the
+        # brace stands in for the arguments object around them)
+        inner = _hermes_value("{" + value)
+        return None if inner is None else (inner, True)
+    if "\n" in value:
+        return None  # more than one line: not a copied phrase
+    return value, False
 
 
-def _ends_value(piece: str, fmt: str) -> bool:
-    if fmt == "qwen35":
-        return piece.startswith("\n") or "<" in piece
-    return '"' in piece or "\\" in piece
+def _ends_value(piece: str, json_string: bool) -> bool:
+    if json_string:
+        return '"' in piece or "\\" in piece
+    return piece.startswith("\n") or "<" in piece
 
 
 class CopyGuide:
@@ -156,8 +170,11 @@ class CopyGuide:
         """The token to choose instead of the model's top one at the end of `text`, or None."""
         if not self.sources:
             return None
-        value = open_value(text, self.fmt)
-        if value is None or len(value.strip()) < MIN_CHARS or not any(c.isalpha() for c in value):
+        found = _open(text, self.fmt)
+        if found is None:
+            return None
+        value, json_string = found
+        if len(value.strip()) < MIN_CHARS or not any(c.isalpha() for c in value):
             return None
         rests = self._continuations(value)
         if not rests:
@@ -169,7 +186,7 @@ class CopyGuide:
 
         top = int(np.argmax(logits))
         top_piece = self._piece(top)
-        if not top_piece or _ends_value(top_piece, self.fmt):
+        if not top_piece or _ends_value(top_piece, json_string):
             return None  # the model ends the value: its decision
         if continues(top_piece):
             return None  # already continuing the user's words
@@ -182,7 +199,7 @@ class CopyGuide:
         valid = [
             t
             for t in candidates
-            if t is not None and continues(p := self._piece(t)) and not _ends_value(p, self.fmt)
+            if t is not None and continues(p := self._piece(t)) and not _ends_value(p, json_string)
         ]
         if not valid:
             return None
