@@ -1,23 +1,16 @@
 """Pair two objects_run.py outputs by item: per category n, passes before/after, wins, losses.
 
-    python reports/typed-objects/compare.py BEFORE.jsonl AFTER.jsonl
+python reports/typed-objects/compare.py BEFORE.jsonl AFTER.jsonl
 """
 
 import json
 import sys
-from math import comb
+
+from botpsy.eval.paired import sign_test
 
 
 def load(path):
     return {r["id"]: r for r in map(json.loads, open(path))}
-
-
-def sign_p(w: int, l: int) -> float:
-    n = w + l
-    if not n:
-        return 1.0
-    k = min(w, l)
-    return min(1.0, 2 * sum(comb(n, i) for i in range(k + 1)) / 2**n)
 
 
 a, b = load(sys.argv[1]), load(sys.argv[2])
@@ -30,8 +23,10 @@ for c, sel in rows:
     w = sum(b[i]["ok"] and not a[i]["ok"] for i in sel)
     lo = sum(a[i]["ok"] and not b[i]["ok"] for i in sel)
     held = [sum(bool(x[i]["detail"].get("held")) for i in sel) for x in (a, b)]
-    print(f"| {c} | {len(sel)} | {sum(a[i]['ok'] for i in sel)} | {sum(b[i]['ok'] for i in sel)} | {w} | {lo} "
-          f"| {held[0]} | {held[1]} |")
+    print(
+        f"| {c} | {len(sel)} | {sum(a[i]['ok'] for i in sel)} | {sum(b[i]['ok'] for i in sel)} | {w} | {lo} "
+        f"| {held[0]} | {held[1]} |"
+    )
 w = sum(b[i]["ok"] and not a[i]["ok"] for i in ids)
 lo = sum(a[i]["ok"] and not b[i]["ok"] for i in ids)
-print(f"\nsign test over all paired items: p = {sign_p(w, lo):.3f}")
+print(f"\nsign test over all paired items: p = {sign_test(w, lo):.3f}")
