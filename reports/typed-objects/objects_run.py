@@ -35,10 +35,10 @@ ACE = ["normal_atom_object_short", "normal_atom_object_deep"]
 
 
 def nested_object(schema, top=True) -> bool:
-    """Whether a parameter (at any depth) is an object that declares its properties."""
+    """Whether a parameter (at any depth) is an object the grammar types (`typed_object`)."""
     if not isinstance(schema, dict):
         return False
-    if not top and schema.get("type") == "object" and schema.get("properties"):
+    if not top and schema.get("type") == "object" and G.typed_object(schema):
         return True
     inner = list((schema.get("properties") or {}).values()) + [schema.get("items")]
     return any(nested_object(s, False) for s in inner)

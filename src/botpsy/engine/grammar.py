@@ -149,7 +149,7 @@ class _Values:
         "boolean": '("true" | "false")',
         "string": "json-str",
     }
-    MAX_DEPTH = 8  # deeper (or self-referencing) object schemas stay free JSON below this level
+    MAX_DEPTH = 8  # object schemas nested deeper than this stay free JSON (bounds the grammar's size)
 
     def __init__(self, taken: set[str], lines: list[str]):
         self.taken, self.lines, self.rules = taken, lines, {}
