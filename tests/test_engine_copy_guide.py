@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from botpsy.agent.loop import Agent, AgentConfig
-from botpsy.engine.copy_guide import CopyGuide, open_value
+from botpsy.engine.copy_guide import CopyGuide, open_argument, open_value
 from botpsy.engine.oracle import ScriptedEngine
 from botpsy.stores.workspace import Workspace
 
@@ -135,6 +135,101 @@ def test_no_sources_no_guidance():
     assert guide(sources=()).steer(HERMES + "LOS", logits(LA=5.0, Angeles=4.9)) is None
 
 
+@pytest.mark.parametrize(
+    "text, fmt, argument",
+    [
+        (HERMES + "LOS", "hermes", ("get_directions", "end")),
+        (HERMES, "hermes", ("get_directions", "end")),
+        ('<tool_call>\n{"name": "f", "arguments": {"a": ["x", "Ne', "hermes", None),  # in a list
+        ('<tool_call>\n{"name": "f", "arguments": {"a": {"b": "Ne', "hermes", None),  # in an object
+        (QWEN + "Los An", "qwen35", ("get_directions", "end")),
+        (QWEN, "qwen35", ("get_directions", "end")),
+        (QWEN + '["Los', "qwen35", None),  # a string inside an array parameter
+        ("<tool_call>\n<function=f>\n<parameter=en", "qwen35", None),  # the parameter's name
+    ],
+)
+def test_open_argument(text, fmt, argument):
+    assert open_argument(text, fmt) == argument
+
+
+# Enum arguments: a toy vocabulary of their own.
+EPIECES = ["svi", "eth", "ernet", "ethernet", "\n", '"', "s", "x", "ethernet\n", "pending", "active"]
+EIDS = {p: i for i, p in enumerate(EPIECES)}
+PARAMS = {
+    "iface": {
+        "type": "object",
+        "properties": {
+            "kind": {"type": "string", "enum": ["svi", "ethernet", "loopback"]},
+            "status": {"type": "string", "enum": ["active", "pending"]},
+            "name": {"type": "string"},
+        },
+    }
+}
+EQWEN = "<tool_call>\n<function=iface>\n<parameter=kind>\n"
+EHERMES = '<tool_call>\n{"name": "iface", "arguments": {"kind": "'
+
+
+def enum_guide(source, fmt="qwen35", margin=4.0, params=PARAMS):
+    def tokenize(text):
+        out, i = [], 0
+        while i < len(text):
+            match = max((p for p in EPIECES if text.startswith(p, i)), key=len, default=None)
+            if match is None:
+                i += 1
+                continue
+            out.append(EIDS[match])
+            i += len(match)
+        return out
+
+    return CopyGuide([source], tokenize, lambda t: EPIECES[t], fmt, margin=margin, params=params)
+
+
+def elogits(**scores: float) -> np.ndarray:
+    out = np.full(len(EPIECES), -10.0, dtype=np.float32)
+    for piece, v in scores.items():
+        out[EIDS[{"nl": "\n", "q": '"', "ethernet_nl": "ethernet\n"}.get(piece, piece)]] = v
+    return out
+
+
+def test_the_one_allowed_value_the_user_named_is_written():
+    g = enum_guide("Status of the Ethernet interface on node 5, please.")
+    # The model would write "svi"; "ethernet" is allowed, named, and 2 below.
+    assert g.steer(EQWEN, elogits(svi=5.0, ethernet=3.0)) == EIDS["ethernet"]
+    assert g.steered == 1
+    # The longest piece that writes it, then its continuation after a shorter one.
+    assert g.steer(EQWEN, elogits(svi=5.0, eth=4.5, ethernet=3.0)) == EIDS["ethernet"]
+    # After "eth" only "ernet" is allowed: the best allowed token already writes the named value.
+    assert g.steer(EQWEN + "eth", elogits(x=9.0, s=5.0, ernet=2.0)) is None
+    # A token outside the allowed values (the grammar refuses it) does not set the bar.
+    assert g.steer(EQWEN, elogits(x=20.0, svi=5.0, ethernet=3.0)) == EIDS["ethernet"]
+    # Hermes: the value is a JSON string, ended by its quote.
+    h = enum_guide("Status of the Ethernet interface on node 5, please.", fmt="hermes")
+    assert h.steer(EHERMES, elogits(svi=5.0, ethernet=3.0)) == EIDS["ethernet"]
+
+
+def test_enum_guidance_leaves_the_model_alone_otherwise():
+    named = "Status of the Ethernet interface on node 5, please."
+    g = enum_guide(named)
+    assert g.steer(EQWEN, elogits(svi=5.0, ethernet=0.5)) is None  # 4.5 below, margin 4: confident
+    assert g.steer(EQWEN, elogits(ethernet=5.0, svi=4.0)) is None  # already writing it
+    assert g.steer(EQWEN + "s", elogits(x=5.0, ethernet=4.0)) is None  # departed from the named value
+    assert g.steer(EQWEN + "ethernet", elogits(x=5.0, nl=1.0)) is None  # complete: ending is the grammar's
+    # None or two of the allowed values named: nothing to copy.
+    assert enum_guide("Status of interface 3.").steer(EQWEN, elogits(svi=5.0, ethernet=4.9)) is None
+    both = enum_guide("Is it svi or ethernet? Check it.")
+    assert both.steer(EQWEN, elogits(svi=5.0, ethernet=4.9)) is None
+    # Only whole words count: "ethernets2" does not name "ethernet".
+    assert enum_guide("See ethernets2.").steer(EQWEN, elogits(svi=5.0, ethernet=4.9)) is None
+    # No schema for the tool, or a parameter that is not an enum.
+    assert enum_guide(named, params={}).steer(EQWEN, elogits(svi=5.0, ethernet=4.9)) is None
+    plain = "<tool_call>\n<function=iface>\n<parameter=name>\n"
+    assert g.steer(plain, elogits(svi=5.0, ethernet=4.9)) is None
+    assert g.steered == 0
+    # The other enum argument of the tool names its own value.
+    status = "<tool_call>\n<function=iface>\n<parameter=status>\n"
+    assert enum_guide("Show pending ones.").steer(status, elogits(active=5.0, pending=2.0)) == EIDS["pending"]
+
+
 class GuidedEngine(ScriptedEngine):
     """Records the guide each generate call receives."""
 
@@ -142,7 +237,7 @@ class GuidedEngine(ScriptedEngine):
         super().__init__(replies)
         self.guides: list[object] = []
 
-    def copy_guide(self, sources):
+    def copy_guide(self, sources, params=None):
         return ("guide", list(sources))
 
     def generate(self, prompt_ids, max_tokens=512, temperature=0.0, on_text=None, guide=None):
@@ -208,6 +303,31 @@ def test_the_real_engine_continues_the_users_words_when_guided(embedded):
     # With no sources the guided path is the plain path, token for token.
     none = embedded.copy_guide([])
     assert embedded.generate(_call_prompt(embedded, "Lo"), max_tokens=6, guide=none).text == plain.text
+
+
+def test_the_real_engine_writes_the_allowed_value_the_user_named_when_guided(embedded):
+    fmt = embedded.chat_format
+    request = "Which of my orders are still pending?"
+    params = {
+        "type": "object",
+        "properties": {"status": {"type": "string", "enum": ["active", "pending", "closed"]}},
+        "required": ["status"],
+    }
+    tools = [
+        {
+            "type": "function",
+            "function": {"name": "list_orders", "description": "list orders", "parameters": params},
+        }
+    ]
+    head = fmt.system(tools, "") + fmt.user(request) + fmt.generation_prompt(False)
+    ids = embedded.tokenize(head) + embedded._tokenize_text(
+        "<tool_call>\n<function=list_orders>\n<parameter=status>\n"
+    )
+    plain = embedded.generate(ids, max_tokens=4)
+    assert plain.text.startswith("active"), "precondition: the model picks another allowed value unaided"
+    guide = embedded.copy_guide([request], {"list_orders": params})
+    guided = embedded.generate(ids, max_tokens=4, guide=guide)
+    assert guide.steered >= 1 and guided.text.startswith("pending"), guided.text
 
 
 def test_the_guide_reads_the_assistant_turn_only(embedded):

@@ -301,7 +301,8 @@ class Agent:
         """The engine on the conversation so far (plus `after`, generated ids not appended yet)."""
         extra: dict[str, Any] = {"grammar": self._grammar} if self._grammar is not None else {}
         if self.config.copy_guide and self.tools:  # no tools, no calls to guide
-            guide = self.engine.copy_guide([m.content for m in self.trace.messages if m.role == "user"])
+            users = [m.content for m in self.trace.messages if m.role == "user"]
+            guide = self.engine.copy_guide(users, self.tools)
             if guide is not None:
                 extra["guide"] = guide
         ids = self.trace.token_ids + after if after else self.trace.token_ids

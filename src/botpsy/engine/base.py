@@ -122,8 +122,9 @@ class Engine(Protocol):
         """A grammar constraining tool calls to `tools`, passed back to `generate`; None: not supported."""
         ...
 
-    def copy_guide(self, sources: list[str]) -> Any | None:
-        """A `engine.copy_guide.CopyGuide` over `sources` (the user's words), passed back to
+    def copy_guide(self, sources: list[str], params: dict[str, dict] | None = None) -> Any | None:
+        """A `engine.copy_guide.CopyGuide` over `sources` (the user's words; `params`: each tool's
+        parameters schema, for enum arguments), passed back to
         `generate` as `guide`; None: the engine picks its tokens itself."""
         ...
 
@@ -165,7 +166,7 @@ class EngineBase:
     def tool_grammar(self, tools: list[dict], max_calls: int = 8) -> Any | None:
         return None
 
-    def copy_guide(self, sources: list[str]) -> Any | None:
+    def copy_guide(self, sources: list[str], params: dict[str, dict] | None = None) -> Any | None:
         return None
 
     def check_grammar(self, grammar: Any) -> None:

@@ -29,7 +29,9 @@ text generated so far, kept engine-agnostic (plain numpy, a tokenizer and a piec
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -41,14 +43,16 @@ MARGIN = 8.0  # logits below the model's top token a continuation may lie and st
 TOP_K = 16  # the model's best tokens also checked as continuations (a tokenization may differ)
 
 
-def _hermes_value(call: str) -> str | None:
-    """The open string inside the call's arguments object (JSON), or None: not inside one.
+def _hermes_value(call: str) -> tuple[str, str | None] | None:
+    """(the open string inside the call's arguments object (JSON), the argument's name when it is
+    a top-level argument's whole value), or None: not inside one.
 
     A string is a value when it follows `:` in an object or sits in an array; the call's own
     `"name"` (depth 1) is not an argument and is never guided."""
     stack: list[str] = []
     expect_key = in_str = escaped = is_key = False
     buf: list[str] = []
+    key = None  # the last key closed: the name of the member whose value follows
     clean = True  # no escape sequence in the value (its text would differ from the user's)
     for ch in call:
         if in_str:
@@ -58,6 +62,8 @@ def _hermes_value(call: str) -> str | None:
                 escaped = True
             elif ch == '"':
                 in_str = False
+                if is_key:
+                    key = "".join(buf)
             else:
                 buf.append(ch)
             continue
@@ -77,7 +83,7 @@ def _hermes_value(call: str) -> str | None:
             expect_key = bool(stack) and stack[-1] == "{"
     if not in_str or is_key or escaped or not clean or len(stack) < 2:
         return None
-    return "".join(buf)
+    return "".join(buf), key if stack == ["{", "{"] else None
 
 
 def open_value(text: str, fmt: str) -> str | None:
@@ -86,15 +92,26 @@ def open_value(text: str, fmt: str) -> str | None:
     return found[0] if found else None
 
 
-def _open(text: str, fmt: str) -> tuple[str, bool] | None:
-    """(the open value, whether it is a JSON string) at the end of `text`, or None."""
+def open_argument(text: str, fmt: str) -> tuple[str, str] | None:
+    """(function, parameter) when the value open at the end of `text` is a top-level argument's
+    whole value (not a string inside an array or object), else None."""
+    found = _open(text, fmt)
+    return found[2] if found else None
+
+
+def _open(text: str, fmt: str) -> tuple[str, bool, tuple[str, str] | None] | None:
+    """(the open value, whether it is a JSON string, (function, parameter) when it is a top-level
+    argument's whole value) at the end of `text`, or None."""
     start = text.rfind(CALL_OPEN)
     if start < 0 or text.rfind(CALL_CLOSE) > start:
         return None
     call = text[start + len(CALL_OPEN) :]
     if fmt != "qwen35":
-        value = _hermes_value(call)
-        return None if value is None else (value, True)
+        found = _hermes_value(call)
+        if found is None:
+            return None
+        name = re.match(r'\s*\{\s*"name"\s*:\s*"([^"\\]+)"', call)
+        return found[0], True, (name.group(1), found[1]) if name and found[1] is not None else None
     p = call.rfind(PARAM_OPEN)
     if p < 0 or call.rfind(PARAM_CLOSE) > p:
         return None
@@ -106,10 +123,11 @@ def _open(text: str, fmt: str) -> tuple[str, bool] | None:
         # an array or object parameter is JSON: the strings inside it are values as in hermes (the
         # brace stands in for the arguments object around them)
         inner = _hermes_value("{" + value)
-        return None if inner is None else (inner, True)
+        return None if inner is None else (inner[0], True, None)
     if "\n" in value:
         return None  # more than one line: not a copied phrase
-    return value, False
+    name = re.match(r"\s*<function=([^>\n]+)>", call)
+    return value, False, (name.group(1), call[p + len(PARAM_OPEN) : head_end]) if name else None
 
 
 def _ends_value(piece: str, json_string: bool) -> bool:
@@ -122,7 +140,8 @@ class CopyGuide:
     """Steers one generation's text values toward the user's words (module doc).
 
     `sources`: the user's messages; `tokenize(text)` gives plain-text ids (no markup, no BOS);
-    `piece(id)` one token's text; `fmt` the chat format's name ("hermes" or "qwen35")."""
+    `piece(id)` one token's text; `fmt` the chat format's name ("hermes" or "qwen35"); `params`
+    each tool's parameters schema (for the allowed values of enum arguments)."""
 
     def __init__(
         self,
@@ -131,9 +150,12 @@ class CopyGuide:
         piece: Callable[[int], str],
         fmt: str,
         margin: float | None = None,
+        params: Mapping[str, Any] | None = None,
     ):
         self.sources = [s for s in sources if s]
         self._lower = [s.lower() for s in self.sources]
+        self.params = dict(params or {})  # tool name -> its parameters' JSON schema
+        self._named: dict[tuple[str, str], tuple[list[str], str | None]] = {}
         self._tokenize, self._piece_of, self.fmt = tokenize, piece, fmt
         self.margin = MARGIN if margin is None else margin
         self._pieces: dict[int, str] = {}
@@ -173,7 +195,14 @@ class CopyGuide:
         found = _open(text, self.fmt)
         if found is None:
             return None
-        value, json_string = found
+        value, json_string, argument = found
+        if argument is not None:
+            members, named = self._enum(argument)
+            if (
+                members
+                and (choice := self._steer_enum(value, members, named, json_string, logits)) is not None
+            ):
+                return choice
         if len(value.strip()) < MIN_CHARS or not any(c.isalpha() for c in value):
             return None
         rests = self._continuations(value)
@@ -212,3 +241,57 @@ class CopyGuide:
         best = max(near, key=lambda t: (len(self._piece(t)), float(logits[t])))
         self.steered += 1
         return best
+
+    def _enum(self, argument: tuple[str, str]) -> tuple[list[str], str | None]:
+        """(the allowed text values of the argument, [] when it is not a text enum; the one of them
+        the user's words name, or None: none or several are named)."""
+        if argument not in self._named:
+            fn, name = argument
+            schema = (self.params.get(fn) or {}).get("properties", {}).get(name)
+            enum = schema.get("enum") if isinstance(schema, dict) else None
+            members = [m for m in enum if isinstance(m, str)] if isinstance(enum, list) else []
+            if len(members) != len(enum or []):
+                members = []  # numbers among the values: the grammar pins them, nothing to copy
+            named = [
+                m
+                for m in members
+                if len(m) >= MIN_CHARS
+                and any(
+                    re.search(rf"(?<![^\W_]){re.escape(m.lower())}(?![^\W_])", low) for low in self._lower
+                )
+            ]
+            self._named[argument] = (members, named[0] if len(named) == 1 else None)
+        return self._named[argument]
+
+    def _steer_enum(
+        self, value: str, members: list[str], named: str | None, json_string: bool, logits: np.ndarray
+    ) -> int | None:
+        """Within an enum argument whose allowed values the user's words name exactly one of, the
+        token that goes on writing that one when the model's best allowed token leaves it, provided
+        its logit is within `margin` of that token's."""
+        if named is None or not named.startswith(value) or value == named:
+            return None  # nothing named, the model already departed from it, or it is complete
+        end = '"' if json_string else "\n"
+        rests = [m[len(value) :] + end for m in members if m.startswith(value)]
+        target = named[len(value) :] + end
+
+        def allowed(piece: str) -> bool:
+            return bool(piece) and any(r.startswith(piece) for r in rests)
+
+        k = min(TOP_K, logits.shape[0] - 1)
+        candidates = {int(t) for t in np.argpartition(logits, -k)[-k:]} | {
+            t for r in rests if (t := self._first_token(r[:-1])) is not None
+        }
+        valid = [t for t in candidates if allowed(self._piece(t))]
+        if not valid:
+            return None
+        best = max(valid, key=lambda t: float(logits[t]))
+        if target.startswith(self._piece(best)):
+            return None  # the model's choice already writes the named value
+        floor = float(logits[best]) - self.margin
+        near = [t for t in valid if target.startswith(self._piece(t)) and float(logits[t]) >= floor]
+        if not near:
+            return None
+        choice = max(near, key=lambda t: (len(self._piece(t)), float(logits[t])))
+        self.steered += 1
+        return choice
