@@ -16,6 +16,14 @@ parameter's JSON):
   it was found, the token that continues the user's words there is chosen instead, provided the
   model gives it a logit within `margin` of its top one.
 
+Enum arguments (a top-level argument whose schema lists its allowed text values): when the user's
+words name exactly one of the allowed values (a whole word, case aside), and the model's best
+allowed token leaves that value, the token that goes on writing it is chosen instead, within the
+same margin. The grammar lets the model pick any allowed value; the embedded model picked "svi"
+for "the Ethernet interface" and "active" for "which orders are still pending" by a logit or two.
+With none or several named, or a value already departed from, the model chooses; when enum
+guidance does not choose, the text-value rule above still applies.
+
 The model still decides where a value starts, where it ends (a closing quote or `</parameter>` is
 never overridden) and what it composes beyond the user's words (a confident departure is above
 the margin). Only the user's own words are sources: a tool result, which may carry planted text, is
