@@ -22,7 +22,9 @@ allowed token leaves that value, the token that goes on writing it is chosen ins
 same margin. The grammar lets the model pick any allowed value; the embedded model picked "svi"
 for "the Ethernet interface" and "active" for "which orders are still pending" by a logit or two.
 With none or several named, or a value already departed from, the model chooses; when enum
-guidance does not choose, the text-value rule above still applies.
+guidance does not choose, the text-value rule above still applies. Measured
+(`reports/enum-values/`): BFCL live_simple 54 → 57 of 258 (3 wins, 0 losses); irrelevance, the
+worlds' 190 tasks and 150 other BFCL items unchanged.
 
 The model still decides where a value starts, where it ends (a closing quote or `</parameter>` is
 never overridden) and what it composes beyond the user's words (a confident departure is above
