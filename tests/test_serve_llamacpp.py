@@ -102,6 +102,28 @@ def test_required_and_named_tool_choice_make_the_model_call(client):
     assert out.choices[0].finish_reason == "tool_calls" and [c.function.name for c in calls] == ["get_time"]
 
 
+def test_auto_calls_write_the_allowed_value_the_user_named(client):
+    """`tool_choice` "auto" runs under the agent's tool grammar and copy guide (issue 35): the
+    embedded model picks status "active" for this request unaided (test_engine_copy_guide.py)."""
+    orders = {
+        "type": "function",
+        "function": {
+            "name": "list_orders",
+            "description": "List the user's orders with a given status.",
+            "parameters": {
+                "type": "object",
+                "properties": {"status": {"type": "string", "enum": ["active", "pending", "closed"]}},
+                "required": ["status"],
+            },
+        },
+    }
+    ask = [{"role": "user", "content": "Which of my orders are still pending?"}]
+    out = client.chat.completions.create(model="m", messages=ask, tools=[orders], max_tokens=200)
+    calls = out.choices[0].message.tool_calls
+    assert calls and calls[0].function.name == "list_orders"
+    assert json.loads(calls[0].function.arguments) == {"status": "pending"}
+
+
 def test_tool_choice_none_makes_no_call(client):
     ask = [{"role": "user", "content": "What is the weather in Paris?"}]
     out = client.chat.completions.create(

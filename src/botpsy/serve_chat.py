@@ -5,7 +5,10 @@ the client asked for is enforced on the way (issue 36, item 8, `serve_options`):
 
 * `tool_choice` "none": the tools are not shown to the model and generation stops at
   `<tool_call>`, so no call comes back; "required" / a named function: a grammar
-  (`serve_grammar`) forces the calls; `parallel_tool_calls: false` keeps the first call only.
+  (`serve_grammar`) forces the calls; "auto" (the default): the calls the model chooses to make
+  are held to the client's tools by the agent's lazy grammar (`serve_grammar.auto_calls_grammar`)
+  and their values guided from the user's words (`engine.copy_guide`), as in `botpsy run` and
+  every evaluation; `parallel_tool_calls: false` keeps the first call only.
 * `response_format` JSON: the same grammar machinery holds the answer to JSON (or the schema).
 * `stop`: generation stops once the answer holds a stop string, and the answer ends before it.
 * Reasoning cut by `max_tokens` stays reasoning (`reasoning_content`), with finish_reason
@@ -28,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from botpsy.serve_errors import BadRequest
-from botpsy.serve_grammar import accepts, request_grammar
+from botpsy.serve_grammar import accepts, auto_calls_grammar, request_grammar
 from botpsy.serve_request import ChatRequest, parse_body
 
 THINK_CLOSE = "</think>"
@@ -110,6 +113,8 @@ class ChatService:
         with self.lock:
             ids = self.engine.tokenize(prompt)
         grammar = request_grammar(self.engine, req.tools, req.options, self.lock)
+        if grammar is None:
+            grammar = auto_calls_grammar(self.engine, shown, req.options, self.lock)
         n_ctx = self.engine.n_ctx
         if n_ctx is not None and len(ids) > n_ctx - 8:
             raise BadRequest(
@@ -146,6 +151,9 @@ class ChatService:
         stoppable = accepts(self.engine, "should_stop")
         if stoppable:
             kwargs["should_stop"] = lambda: watch.hit or gone()
+        guide = self._guide(prep.req)
+        if guide is not None:
+            kwargs["guide"] = guide
 
         def text_cb(piece: str) -> None:
             if watch.active:
@@ -160,6 +168,15 @@ class ChatService:
         return self.engine.generate(
             prep.ids, req.max_tokens, req.temperature, on_text=text_cb if need_cb else None, **kwargs
         )
+
+    def _guide(self, req: ChatRequest):
+        """The copy guide (`engine.copy_guide`) for the calls of this request, as the agent has one:
+        sources are the user's messages only (never a tool result), enums come from the client's
+        tools. None without tools shown, or on an engine that takes no guide."""
+        if not req.tools or req.options.tool_choice == "none" or not accepts(self.engine, "guide"):
+            return None
+        params = {t["function"]["name"]: t["function"].get("parameters") or {} for t in req.tools}
+        return self.engine.copy_guide([m.content for m in req.messages if m.role == "user"], params)
 
     def _answer(self, req: ChatRequest, gen, watch: AnswerWatch) -> dict[str, Any]:
         fmt, opts = self.engine.chat_format, req.options

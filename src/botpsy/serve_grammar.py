@@ -106,6 +106,32 @@ def request_grammar(engine: Any, tools: list[dict[str, Any]], opts: Options, loc
     return grammar
 
 
+def auto_calls_grammar(engine: Any, tools: list[dict[str, Any]], opts: Options, lock=None):
+    """With `tool_choice` "auto" (OpenAI's default) and tools shown: the lazy tool-call grammar the
+    agent runs under (`engine.grammar`), so the calls the model chooses to make name the client's
+    tools, with their declared parameters, typed. Text and reasoning stay free; the grammar starts
+    at `<tool_call>`. A client's tools are requests the model was not written for (issue 35): before
+    this, `botpsy serve` sampled them unconstrained while `botpsy run` and every evaluation held
+    calls to the grammar, so the server answered worse than the figures said.
+
+    None when nothing is to be held (another `tool_choice`, no tools, a grammar already needed), the
+    backend takes no grammar, or llama.cpp refuses the one these tools give: "auto" promises no
+    call, so the request is answered unconstrained rather than refused."""
+    if opts.tool_choice != "auto" or not tools or needs_grammar(opts) or not accepts(engine, "grammar"):
+        return None
+    builder = getattr(engine, "tool_grammar", None)
+    if builder is None:
+        return None
+    with lock if lock is not None else contextlib.nullcontext():
+        try:
+            grammar = builder(tools, max_calls=MAX_CALLS if opts.parallel_tool_calls else 1)
+            if grammar is not None:
+                engine.check_grammar(grammar)
+        except ValueError:
+            return None
+    return grammar
+
+
 def nesting(gbnf: str) -> int:
     """The deepest nesting of parenthesised groups in a GBNF text (outside literals, character
     classes and comments)."""
