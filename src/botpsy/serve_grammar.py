@@ -112,7 +112,9 @@ def auto_calls_grammar(engine: Any, tools: list[dict[str, Any]], opts: Options, 
     tools, with their declared parameters, typed. Text and reasoning stay free; the grammar starts
     at `<tool_call>`. A client's tools are requests the model was not written for (issue 35): before
     this, `botpsy serve` sampled them unconstrained while `botpsy run` and every evaluation held
-    calls to the grammar, so the server answered worse than the figures said.
+    calls to the grammar, and the server answered worse than the figures said: BFCL's 50-item
+    slices through the server, 33 of 150 before, 54 after (21 wins, 0 losses; the agent path 53;
+    `reports/serve-auto/`).
 
     None when nothing is to be held (another `tool_choice`, no tools, a grammar already needed), the
     backend takes no grammar, or llama.cpp refuses the one these tools give: "auto" promises no
