@@ -19,17 +19,25 @@ PIECES = ['"', " LA", " Angeles", " A", "H", " and", "Los", "LOS", "\n", ", CA",
 IDS = {p: i for i, p in enumerate(PIECES)}
 
 
-def toy_tokenize(text: str) -> list[int]:
-    """Greedy longest-piece tokenization over the toy vocabulary (unknown characters dropped)."""
-    out, i = [], 0
-    while i < len(text):
-        match = max((p for p in PIECES if text.startswith(p, i)), key=len, default=None)
-        if match is None:
-            i += 1
-            continue
-        out.append(IDS[match])
-        i += len(match)
-    return out
+def tokenizer(pieces: list[str]):
+    """Greedy longest-piece tokenization over a toy vocabulary (unknown characters dropped)."""
+    ids = {p: i for i, p in enumerate(pieces)}
+
+    def tokenize(text: str) -> list[int]:
+        out, i = [], 0
+        while i < len(text):
+            match = max((p for p in pieces if text.startswith(p, i)), key=len, default=None)
+            if match is None:
+                i += 1
+                continue
+            out.append(ids[match])
+            i += len(match)
+        return out
+
+    return tokenize
+
+
+toy_tokenize = tokenizer(PIECES)
 
 
 def guide(sources=("Directions from New York to Los Angeles and back",), fmt="hermes", margin=4.0):
@@ -170,18 +178,7 @@ EHERMES = '<tool_call>\n{"name": "iface", "arguments": {"kind": "'
 
 
 def enum_guide(source, fmt="qwen35", margin=4.0, params=PARAMS):
-    def tokenize(text):
-        out, i = [], 0
-        while i < len(text):
-            match = max((p for p in EPIECES if text.startswith(p, i)), key=len, default=None)
-            if match is None:
-                i += 1
-                continue
-            out.append(EIDS[match])
-            i += len(match)
-        return out
-
-    return CopyGuide([source], tokenize, lambda t: EPIECES[t], fmt, margin=margin, params=params)
+    return CopyGuide([source], tokenizer(EPIECES), lambda t: EPIECES[t], fmt, margin=margin, params=params)
 
 
 def elogits(**scores: float) -> np.ndarray:
