@@ -121,12 +121,9 @@ def auto_calls_grammar(engine: Any, tools: list[dict[str, Any]], opts: Options, 
     call, so the request is answered unconstrained rather than refused."""
     if opts.tool_choice != "auto" or not tools or needs_grammar(opts) or not accepts(engine, "grammar"):
         return None
-    builder = getattr(engine, "tool_grammar", None)
-    if builder is None:
-        return None
     with lock if lock is not None else contextlib.nullcontext():
         try:
-            grammar = builder(tools, max_calls=MAX_CALLS if opts.parallel_tool_calls else 1)
+            grammar = engine.tool_grammar(tools, max_calls=MAX_CALLS if opts.parallel_tool_calls else 1)
             if grammar is not None:
                 engine.check_grammar(grammar)
         except ValueError:
