@@ -175,8 +175,7 @@ class ChatService:
         tools. None without tools shown, or on an engine that takes no guide."""
         if not req.tools or req.options.tool_choice == "none" or not accepts(self.engine, "guide"):
             return None
-        params = {t["function"]["name"]: t["function"].get("parameters") or {} for t in req.tools}
-        return self.engine.copy_guide([m.content for m in req.messages if m.role == "user"], params)
+        return self.engine.copy_guide([m.content for m in req.messages if m.role == "user"], req.schemas())
 
     def _answer(self, req: ChatRequest, gen, watch: AnswerWatch) -> dict[str, Any]:
         fmt, opts = self.engine.chat_format, req.options
@@ -184,9 +183,8 @@ class ChatService:
         cut = watch.cut(text)
         if cut is not None:
             text = text[:cut]
-        schemas = {t["function"]["name"]: t["function"].get("parameters") or {} for t in req.tools}
         use_tools = bool(req.tools) and opts.tool_choice != "none"
-        parsed = fmt.parse(text, schemas if use_tools else None, thinking=self.engine.thinking)
+        parsed = fmt.parse(text, req.schemas() if use_tools else None, thinking=self.engine.thinking)
         calls = parsed.calls if use_tools else []
         if not opts.parallel_tool_calls:
             calls = calls[:1]

@@ -38,6 +38,10 @@ class ChatRequest:
     stream: bool
     options: Options = Options()
 
+    def schemas(self) -> dict[str, dict[str, Any]]:
+        """Each tool's parameters schema by name (what the parser and the copy guide read)."""
+        return {t["function"]["name"]: t["function"].get("parameters") or {} for t in self.tools}
+
 
 def _text(value: Any, where: str, optional: bool = False) -> str | None:
     if value is None and optional:

@@ -243,11 +243,15 @@ class CopyGuide:
         if not valid:
             return None
         floor = float(logits[top]) - self.margin
-        near = [t for t in valid if float(logits[t]) >= floor]
+        # None: the model departs from the user's words with confidence
+        return self._take([t for t in valid if float(logits[t]) >= floor], logits)
+
+    def _take(self, near: list[int], logits: np.ndarray) -> int | None:
+        """The longest piece among `near` (the most of the user's words per step: a one-letter
+        piece such as " A" for " Angeles" leaves the model mid-word, where it garbles again), or
+        None when there is none."""
         if not near:
-            return None  # the model departs from the user's words with confidence
-        # The longest piece: the most of the user's words per step (a one-letter piece such as
-        # " A" for " Angeles" leaves the model mid-word, where it garbles again).
+            return None
         best = max(near, key=lambda t: (len(self._piece(t)), float(logits[t])))
         self.steered += 1
         return best
@@ -299,9 +303,6 @@ class CopyGuide:
         if target.startswith(self._piece(best)):
             return None  # the model's choice already writes the named value
         floor = float(logits[best]) - self.margin
-        near = [t for t in valid if target.startswith(self._piece(t)) and float(logits[t]) >= floor]
-        if not near:
-            return None
-        choice = max(near, key=lambda t: (len(self._piece(t)), float(logits[t])))
-        self.steered += 1
-        return choice
+        return self._take(
+            [t for t in valid if target.startswith(self._piece(t)) and float(logits[t]) >= floor], logits
+        )
