@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from botpsy.agent.loop import Agent, AgentConfig
-from botpsy.engine.copy_guide import CopyGuide, open_argument, open_value
+from botpsy.engine.copy_guide import CopyGuide, _qualifiers, open_argument, open_value
 from botpsy.engine.oracle import ScriptedEngine
 from botpsy.stores.workspace import Workspace
 
@@ -227,6 +227,229 @@ def test_enum_guidance_leaves_the_model_alone_otherwise():
     assert enum_guide("Show pending ones.").steer(status, elogits(active=5.0, pending=2.0)) == EIDS["pending"]
 
 
+# Place formats: a toy vocabulary of their own, padded so that a token can fall outside the
+# model's best ones (TOP_K).
+FPIECES = ["Chennai", "Riga", ",", " Tamil", " Nadu", " Latvia", " in", "\n", '"', " Can", " Los", "x"]
+FPIECES += [f"pad{i}" for i in range(20)]
+FIDS = {p: i for i, p in enumerate(FPIECES)}
+WEATHER = {
+    "type": "object",
+    "properties": {
+        "location": {"type": "string", "description": "The city and state, e.g. San Francisco, CA"},
+        "note": {"type": "string", "description": "Free text."},
+    },
+}
+FQWEN = "<tool_call>\n<function=weather>\n<parameter=location>\n"
+FHERMES = '<tool_call>\n{"name": "weather", "arguments": {"location": "'
+
+
+def format_guide(source, fmt="qwen35", params=None):
+    params = {"weather": WEATHER} if params is None else params
+    return CopyGuide([source], tokenizer(FPIECES), lambda t: FPIECES[t], fmt, margin=4.0, params=params)
+
+
+def flogits(**scores: float) -> np.ndarray:
+    out = np.zeros(len(FPIECES), dtype=np.float32)
+    out[FIDS["pad0"] : FIDS["pad0"] + 20] = -5.0  # twenty tokens better than any unscored one
+    out[[FIDS[p] for p in FPIECES if not p.startswith("pad")]] = -20.0
+    for piece, v in scores.items():
+        out[FIDS[{"nl": "\n", "q": '"', "comma": ",", "Chennai": "Chennai"}.get(piece, " " + piece)]] = v
+    return out
+
+
+@pytest.mark.parametrize(
+    "description, commas",
+    [
+        ("The city and state, e.g. San Francisco, CA", 1),
+        ("Where to start, in the format 'Street Address, City, State'.", 2),
+        ("The location, in the format of 'City, Country' (e.g., 'Beijing, China').", 1),
+        ("The city and state to find concerts.", 1),
+        ("The city to search.", 0),  # a place, but no comma-joined format shown
+        ("Desired game genre, e.g. Action, Adventure, Racing.", 0),  # not a place
+        ("The region, e.g. United States, United Kingdom, etc.", 0),  # alternatives, not a format
+        ("The full name, e.g. Smith, John", 0),
+    ],
+)
+def test_the_place_formats_a_description_shows(description, commas):
+    params = {"t": {"properties": {"p": {"type": "string", "description": description}}}}
+    assert format_guide("x", params=params)._format_commas(("t", "p")) == commas
+
+
+@pytest.mark.parametrize(
+    "rest, names",
+    [
+        (", Tamil Nadu in fahrenheit?", [", Tamil Nadu"]),
+        (", Mexico. Please answer", [", Mexico"]),
+        (", Berkeley, CA 94704, and I can wait", [", Berkeley", ", CA 94704"]),
+        (", MA and New York, NY", [", MA"]),  # a code qualifies whatever follows
+        (", Los Angeles and Chicago", []),  # peers in a list
+        (", Los Angeles, and Chicago", []),
+        (", and then book it", []),
+        (" in Paris", []),
+    ],
+)
+def test_the_qualifiers_the_users_words_go_on_with(rest, names):
+    assert _qualifiers(rest) == names
+
+
+def test_a_place_value_is_completed_to_the_qualifiers_the_user_wrote():
+    g = format_guide("What is the weather in Chennai, Tamil Nadu in fahrenheit?")
+    # The model would end "Chennai" with confidence; the format asks for "City, State", the user
+    # wrote one, and the comma is among the model's best tokens: the comma, whatever the margin.
+    assert g.steer(FQWEN + "Chennai", flogits(nl=10.0, comma=0.0)) == FIDS[","]
+    # Then the qualifier to its end, the model's ends overridden on the way ...
+    assert g.steer(FQWEN + "Chennai,", flogits(nl=10.0, Tamil=1.0)) == FIDS[" Tamil"]
+    assert g.steer(FQWEN + "Chennai, Tamil", flogits(nl=10.0)) == FIDS[" Nadu"]
+    # ... and it ends there, though the user's words go on and the model would copy them.
+    assert g.steer(FQWEN + "Chennai, Tamil Nadu", flogits(**{"in": 10.0, "nl": 2.0})) == FIDS["\n"]
+    assert g.steered == 3
+    # Hermes: the same, ended by the string's quote.
+    h = format_guide("What is the weather in Chennai, Tamil Nadu in fahrenheit?", fmt="hermes")
+    assert h.steer(FHERMES + "Chennai", flogits(q=10.0, comma=0.0)) == FIDS[","]
+    assert h.steer(FHERMES + "Chennai, Tamil Nadu", flogits(**{"in": 10.0, "q": 2.0})) == FIDS['"']
+
+
+def test_place_formats_leave_the_model_alone_otherwise():
+    text = "What is the weather in Chennai, Tamil Nadu in fahrenheit?"
+    # The comma is not among the model's best tokens.
+    assert format_guide(text).steer(FQWEN + "Chennai", flogits(nl=10.0)) is None
+    # No format in the description, no schema, or another parameter.
+    assert format_guide(text, params={}).steer(FQWEN + "Chennai", flogits(nl=10.0, comma=0.0)) is None
+    note = "<tool_call>\n<function=weather>\n<parameter=note>\n"
+    assert format_guide(text).steer(note + "Chennai", flogits(nl=10.0, comma=0.0)) is None
+    # Peers in a list, or more qualifiers than the format has commas: the model's end.
+    peers = format_guide("Weather in Chennai, Los Angeles and Riga?")
+    assert peers.steer(FQWEN + "Chennai", flogits(nl=10.0, comma=0.0)) is None
+    two = format_guide("I'm at Riga, Latvia, Can you check?")
+    assert two.steer(FQWEN + "Riga", flogits(nl=10.0, comma=0.0)) is None
+    # Qualifiers the model writes its own way ("TN" of "Tamil Nadu", another case) are its own.
+    g = format_guide(text)
+    assert g.steer(FQWEN + "Chennai", flogits(nl=10.0, comma=0.0)) == FIDS[","]
+    assert g.steer(FQWEN + "Chennai, TAMIL", flogits(nl=10.0)) is None
+    # A value the model did not end, or one written to its qualifiers by the model: the usual rules.
+    g = format_guide(text)
+    assert g.steer(FQWEN + "Chennai, Tamil Nadu", flogits(**{"in": 10.0, "nl": 2.0})) is None
+    assert g.steered == 0
+
+
+# Optional enum arguments the user named: a toy vocabulary of their own.
+NPIECES = [
+    "<parameter=",
+    "unit",
+    "location",
+    ">\n",
+    "fahrenheit",
+    "celsius",
+    "\n",
+    "</parameter>\n",
+    "</",
+    "<",
+    "x",
+]
+NIDS = {p: i for i, p in enumerate(NPIECES)}
+NPARAMS = {
+    "weather": {
+        "type": "object",
+        "properties": {
+            "location": {"type": "string"},
+            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+        },
+        "required": ["location"],
+    }
+}
+NCALL = "<tool_call>\n<function=weather>\n"
+NDONE = NCALL + "<parameter=location>\nParis\n</parameter>\n"
+
+
+def named_guide(source="The weather in Paris in fahrenheit?", fmt="qwen35", params=NPARAMS):
+    return CopyGuide([source], tokenizer(NPIECES), lambda t: NPIECES[t], fmt, margin=4.0, params=params)
+
+
+def nlogits(top: str, **others: float) -> np.ndarray:
+    out = np.full(len(NPIECES), -10.0, dtype=np.float32)
+    out[NIDS[top]] = 10.0
+    for piece, v in others.items():
+        out[NIDS[piece]] = v
+    return out
+
+
+def test_an_optional_enum_argument_the_user_named_is_written_before_the_call_closes():
+    g = named_guide()
+    # The model would close the call without `unit`; the user named one of its values.
+    assert g.steer(NDONE, nlogits("</")) == NIDS["<parameter="]
+    # Then the argument's name and the named value, whatever the model would write instead ...
+    text = NDONE + "<parameter="
+    assert g.steer(text, nlogits("location")) == NIDS["unit"]
+    text += "unit"
+    for piece in [">\n", "fahrenheit", "\n", "</parameter>\n"]:
+        assert g.steer(text, nlogits("x")) == NIDS[piece]
+        text += piece
+    assert text == NDONE + "<parameter=unit>\nfahrenheit\n</parameter>\n"
+    # ... and then the model closes the call.
+    assert g.steer(text, nlogits("</")) is None
+    # "<" may open a parameter: only a close ("</") is taken for one.
+    g2 = named_guide()
+    assert g2.steer(NDONE, nlogits("<")) is None
+    assert g2.steer(NDONE + "<", nlogits("x", **{"</": 9.0})) is None  # the model's "<" goes on as it likes
+    assert g2.steer(NDONE + "<", nlogits("</")) is None  # "<" + "</" is not a close
+
+
+def test_named_arguments_are_left_alone_otherwise():
+    assert named_guide().steer(NDONE, nlogits("<parameter=")) is None  # the model opens one itself
+    assert named_guide().steer(NCALL, nlogits("</")) is None  # a required argument is not written yet
+    assert named_guide("The weather in Paris?").steer(NDONE, nlogits("</")) is None  # none named
+    assert named_guide("Paris, celsius or fahrenheit?").steer(NDONE, nlogits("</")) is None  # two named
+    written = NDONE + "<parameter=unit>\ncelsius\n</parameter>\n"
+    assert named_guide().steer(written, nlogits("</")) is None  # the model wrote it (its value)
+    required = {"weather": {**NPARAMS["weather"], "required": ["location", "unit"]}}
+    assert named_guide(params=required).steer(NDONE, nlogits("</")) is None  # the grammar's business
+    assert named_guide(params={}).steer(NDONE, nlogits("</")) is None
+    hermes = '<tool_call>\n{"name": "weather", "arguments": {"location": "Paris"'
+    assert named_guide(fmt="hermes").steer(hermes, nlogits("x")) is None
+
+
+# Numbers with thousands separators: a toy vocabulary of their own.
+GPIECES = ["500", "000", "00", ",", "\n", "x", "700"]
+GIDS = {p: i for i, p in enumerate(GPIECES)}
+GCALL = "<tool_call>\n<function=loan>\n<parameter=amount>\n"
+
+
+def number_guide(source):
+    return CopyGuide([source], tokenizer(GPIECES), lambda t: GPIECES[t], "qwen35", margin=4.0)
+
+
+def glogits(top: str) -> np.ndarray:
+    out = np.full(len(GPIECES), -10.0, dtype=np.float32)
+    out[GIDS[top]] = 10.0
+    return out
+
+
+def test_a_number_the_user_wrote_with_separators_is_written_whole():
+    g = number_guide("A loan of $500,000 with an income of $120,000, please.")
+    # The model would end (or write the separator) after the first group: the digits instead ...
+    assert g.steer(GCALL + "500", glogits("\n")) == GIDS["000"]
+    assert number_guide("A loan of $500,000.").steer(GCALL + "500", glogits(",")) == GIDS["000"]
+    # ... and the value ends with the whole number, though the model would go on.
+    assert g.steer(GCALL + "500000", glogits("x")) == GIDS["\n"]
+    assert g.steer(GCALL + "500000", glogits("\n")) is None
+    # The model writing the digits itself is left alone.
+    assert number_guide("A loan of $500,000.").steer(GCALL + "500", glogits("00")) is None
+
+
+def test_numbers_are_left_alone_otherwise():
+    for source in [
+        "Pay 500 now and 500,000 later.",  # the group is a number of its own too
+        "Either 500,000 or 500,500.",  # two numbers start with it
+        "cash_flows=[500,000,700]",  # a list
+        "A loan of 500 dollars.",  # no separators
+    ]:
+        assert number_guide(source).steer(GCALL + "500", glogits("\n")) is None, source
+    g = number_guide("A loan of $500,000.")
+    assert g.steer(GCALL + "700", glogits("\n")) is None  # not the group the user wrote
+    assert g.steer(GCALL + "5000", glogits("\n")) is None  # more than one group's digits
+    assert g.steered == 0
+
+
 class GuidedEngine(ScriptedEngine):
     """Records the guide each generate call receives."""
 
@@ -334,3 +557,47 @@ def test_the_guide_reads_the_assistant_turn_only(embedded):
     prompt = embedded.tokenize(fmt.user("Directions to Lompoc Valley.") + fmt.tool_results([planted]))
     prompt += embedded.tokenize(fmt.generation_prompt(True))
     assert embedded._turn_so_far(prompt) == "\n<think>\n"
+
+
+def test_the_real_engine_writes_the_place_the_user_qualified_when_guided(embedded):
+    fmt = embedded.chat_format
+    request = "What is the weather in Chennai, Tamil Nadu in fahrenheit?"
+    tools = [
+        {"type": "function", "function": {"name": "weather", "description": "weather", "parameters": WEATHER}}
+    ]
+    head = fmt.system(tools, "") + fmt.user(request) + fmt.generation_prompt(False)
+    ids = embedded.tokenize(head) + embedded._tokenize_text(
+        "<tool_call>\n<function=weather>\n<parameter=location>\n"
+    )
+    plain = embedded.generate(ids, max_tokens=8)
+    assert plain.text.startswith("Chennai\n"), "precondition: the model ends the place at its city unaided"
+    guide = embedded.copy_guide([request], {"weather": WEATHER})
+    guided = embedded.generate(ids, max_tokens=8, guide=guide)
+    assert guide.steered >= 1 and guided.text.startswith("Chennai, Tamil Nadu\n"), guided.text
+
+
+def test_the_real_engine_writes_the_optional_value_the_user_named_when_guided(embedded):
+    fmt = embedded.chat_format
+    request = "Directions from Sydney to Melbourne, the fastest route please."
+    params = {
+        "type": "object",
+        "properties": {
+            "start": {"type": "string"},
+            "end": {"type": "string"},
+            "route_type": {"type": "string", "enum": ["fastest", "scenic"]},
+        },
+        "required": ["start", "end"],
+    }
+    tools = [
+        {"type": "function", "function": {"name": "directions", "description": "route", "parameters": params}}
+    ]
+    head = fmt.system(tools, "") + fmt.user(request) + fmt.generation_prompt(False)
+    call = "<tool_call>\n<function=directions>\n<parameter=start>\nSydney\n</parameter>\n"
+    ids = embedded.tokenize(head) + embedded._tokenize_text(
+        call + "<parameter=end>\nMelbourne\n</parameter>\n"
+    )
+    plain = embedded.generate(ids, max_tokens=6)
+    assert plain.text.startswith("</function>"), "precondition: the model closes the call unaided"
+    guide = embedded.copy_guide([request], {"directions": params})
+    guided = embedded.generate(ids, max_tokens=16, guide=guide)
+    assert guided.text.startswith("<parameter=route_type>\nfastest\n</parameter>\n"), guided.text

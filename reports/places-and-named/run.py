@@ -1,0 +1,111 @@
+"""Three copy-guide rules measured together (engine/copy_guide.py): `format` (a place value
+completed to the qualifiers the user wrote, where the parameter's description shows a comma-joined
+format), `named` (an optional enum argument whose value the user named, written before the call
+closes) and `number` (a number the user wrote with thousands separators, written whole).
+
+Every item one of them can act on runs with today's copy guide; an item where one of them chose a
+token runs again with the three off (the earlier rules on: text copies, enum values). An item none
+of them can act on, judged from its tools and the user's words before running, makes the same
+tokens either way and is listed as such. One row per run; `chosen` holds, per rule, the pieces it
+chose.
+
+    python reports/places-and-named/run.py OUT.jsonl live_simple simple_python multiple parallel irrelevance worlds
+
+`worlds`: the 190 held-out world tasks (10 per world, seed 1000). A task is run when its world's
+tools have a parameter `format` or `named` reads (only retail's optional `refund_to`), or when its
+task data holds a separated number anywhere (16 tasks; all of them in stored notes and pages, which
+no rule reads). One llama.cpp thread, the shipped `embedded` model, greedy.
+"""
+
+import dataclasses
+import json
+import sys
+
+import botpsy.engine.copy_guide as CG
+from botpsy.agent.loop import AgentConfig
+from botpsy.engine.load import load_engine
+from botpsy.eval import bfcl as B
+from botpsy.eval.bfcl_data import load_category, to_json_schema
+from botpsy.eval.worlds import run_task
+from botpsy.worlds import get_domain
+from botpsy.worlds.tasks import domain_names
+
+RULES = {"format": "_steer_format", "named": "_steer_named_parameter", "number": "_steer_number"}
+CHOSEN: dict[str, str] = {}
+ON = [True]
+
+
+def logged(name, method):
+    def rule(self, *args):
+        r = method(self, *args) if ON[0] else None
+        if r is not None:
+            CHOSEN[name] = CHOSEN.get(name, "") + self._piece(r)
+        return r
+
+    return rule
+
+
+for _name, _method in RULES.items():
+    setattr(CG.CopyGuide, _method, logged(_name, getattr(CG.CopyGuide, _method)))
+
+
+def reads(params: dict, users: list[str]) -> bool:
+    """Whether a rule can act: a place format in a string parameter's description; an optional
+    enum argument whose value the user's words name (any optional text enum when the words are
+    not known before running: the worlds' scripted user); a separated number in the user's words."""
+    if any(CG._GROUPED.search(u) for u in users):
+        return True
+    g = CG.CopyGuide(users or ["-"], lambda t: [], lambda t: "", "qwen35", params=params)
+    for f, p in params.items():
+        for k, s in (p.get("properties") or {}).items():
+            if not isinstance(s, dict) or s.get("type") != "string":
+                continue
+            members, named = g._enum((f, k))
+            if g._format_commas((f, k)) or (
+                k not in (p.get("required") or []) and (named if users else members)
+            ):
+                return True
+    return False
+
+
+def items(spec):
+    if spec == "worlds":
+        for d in domain_names("all"):
+            dom = get_domain(d)
+            tools = reads({t.name: t.parameters for t in dom.tools}, [])
+            for t in dom.generate(10, 1000, "eval"):
+                data = CG._GROUPED.search(json.dumps(dataclasses.asdict(t), default=str))
+                yield "worlds", t.id, tools or bool(data), (dom, t)
+        return
+    for e in load_category(spec):
+        params = {f["name"]: to_json_schema(f["parameters"]) for f in e["function"]}
+        users = [m["content"] for turn in e["question"] for m in turn if m["role"] == "user"]
+        yield spec, e["id"], reads(params, users), e
+
+
+engine = load_engine(None, n_threads=1)
+worker = B.BfclWorker()
+with open(sys.argv[1], "a") as out:
+    for spec in sys.argv[2:]:
+        for cat, iid, acts, item in items(spec):
+            if not acts:
+                out.write(json.dumps({"cat": cat, "id": iid, "can_act": False}) + "\n")
+                continue
+            for on in (True, False):
+                ON[0] = on
+                CHOSEN.clear()
+                if cat == "worlds":
+                    dom, task = item
+                    ok, calls = (
+                        run_task(lambda t: engine, dom, task, AgentConfig(max_tokens=256))[1].success,
+                        None,
+                    )
+                else:
+                    r = B.run_item(cat, item, engine, worker, "embedded", B.BfclConfig())
+                    ok, calls = r.ok, r.detail.get("calls")
+                row = {"cat": cat, "id": iid, "can_act": True, "rules": on, "ok": ok, "calls": calls}
+                out.write(json.dumps(row | {"chosen": dict(CHOSEN)}) + "\n")
+                out.flush()
+                if on and not CHOSEN:
+                    break
+worker.close()
