@@ -346,6 +346,7 @@ NPIECES = [
     "<",
     "x",
 ]
+NPIECES += ["include_litigants", "true"]
 NIDS = {p: i for i, p in enumerate(NPIECES)}
 NPARAMS = {
     "weather": {
@@ -392,6 +393,45 @@ def test_an_optional_enum_argument_the_user_named_is_written_before_the_call_clo
     assert g2.steer(NDONE, nlogits("<")) is None
     assert g2.steer(NDONE + "<", nlogits("x", **{"</": 9.0})) is None  # the model's "<" goes on as it likes
     assert g2.steer(NDONE + "<", nlogits("</")) is None  # "<" + "</" is not a close
+
+
+CASE = {
+    "case": {
+        "type": "object",
+        "properties": {"id": {"type": "string"}, "include_litigants": {"type": "boolean"}},
+        "required": ["id"],
+    }
+}
+CASE_CALL = "<tool_call>\n<function=case>\n<parameter=id>\n5\n</parameter>\n"
+
+
+def test_an_optional_flag_the_request_names_is_written_true():
+    g = named_guide("Details of case 5 and of its litigants, please.", params=CASE)
+    text = CASE_CALL
+    assert g.steer(text, nlogits("</")) == NIDS["<parameter="]
+    text += "<parameter="
+    for piece in ["include_litigants", ">\n", "true", "\n", "</parameter>\n"]:
+        assert g.steer(text, nlogits("x")) == NIDS[piece]
+        text += piece
+    # Negated, or not said: no flag.
+    for request in ["Details of case 5, without the litigants.", "Details of case 5."]:
+        assert named_guide(request, params=CASE).steer(CASE_CALL, nlogits("</")) is None, request
+
+
+@pytest.mark.parametrize(
+    "request_, name, value",
+    [
+        ("Find a direct flight to Paris.", "direct_flight", "true"),
+        ("Population and species of turtles in 2020.", "species", "true"),
+        ("Find the case 123456. Don't return full text", "full_text", None),  # negated
+        ("Show the product without images.", "include_images", None),
+        ("Show all of them.", "include_all", None),  # nothing said beyond filler words
+        ("Find a direct flight to Paris.", "is_id", None),  # too short to tell
+    ],
+)
+def test_the_flags_a_request_names(request_, name, value):
+    params = {"f": {"properties": {name: {"type": "boolean"}}}}
+    assert named_guide(request_, params=params)._named_value("f", name) == value
 
 
 def test_named_arguments_are_left_alone_otherwise():
@@ -511,6 +551,14 @@ def _call_prompt(engine, value: str) -> list[int]:
     )
 
 
+def _tool_prompt(engine, name: str, params: dict, request: str, call: str) -> list[int]:
+    """The ids of a one-tool prompt, the user's request and the assistant's call so far."""
+    fmt = engine.chat_format
+    tools = [{"type": "function", "function": {"name": name, "description": name, "parameters": params}}]
+    head = fmt.system(tools, "") + fmt.user(request) + fmt.generation_prompt(False)
+    return engine.tokenize(head) + engine._tokenize_text(call)
+
+
 def test_the_real_engine_continues_the_users_words_when_guided(embedded):
     assert embedded.chat_format.name == "qwen35"
     plain = embedded.generate(_call_prompt(embedded, "Lo"), max_tokens=6)
@@ -526,22 +574,14 @@ def test_the_real_engine_continues_the_users_words_when_guided(embedded):
 
 
 def test_the_real_engine_writes_the_allowed_value_the_user_named_when_guided(embedded):
-    fmt = embedded.chat_format
     request = "Which of my orders are still pending?"
     params = {
         "type": "object",
         "properties": {"status": {"type": "string", "enum": ["active", "pending", "closed"]}},
         "required": ["status"],
     }
-    tools = [
-        {
-            "type": "function",
-            "function": {"name": "list_orders", "description": "list orders", "parameters": params},
-        }
-    ]
-    head = fmt.system(tools, "") + fmt.user(request) + fmt.generation_prompt(False)
-    ids = embedded.tokenize(head) + embedded._tokenize_text(
-        "<tool_call>\n<function=list_orders>\n<parameter=status>\n"
+    ids = _tool_prompt(
+        embedded, "list_orders", params, request, "<tool_call>\n<function=list_orders>\n<parameter=status>\n"
     )
     plain = embedded.generate(ids, max_tokens=4)
     assert plain.text.startswith("active"), "precondition: the model picks another allowed value unaided"
@@ -560,14 +600,9 @@ def test_the_guide_reads_the_assistant_turn_only(embedded):
 
 
 def test_the_real_engine_writes_the_place_the_user_qualified_when_guided(embedded):
-    fmt = embedded.chat_format
     request = "What is the weather in Chennai, Tamil Nadu in fahrenheit?"
-    tools = [
-        {"type": "function", "function": {"name": "weather", "description": "weather", "parameters": WEATHER}}
-    ]
-    head = fmt.system(tools, "") + fmt.user(request) + fmt.generation_prompt(False)
-    ids = embedded.tokenize(head) + embedded._tokenize_text(
-        "<tool_call>\n<function=weather>\n<parameter=location>\n"
+    ids = _tool_prompt(
+        embedded, "weather", WEATHER, request, "<tool_call>\n<function=weather>\n<parameter=location>\n"
     )
     plain = embedded.generate(ids, max_tokens=8)
     assert plain.text.startswith("Chennai\n"), "precondition: the model ends the place at its city unaided"
@@ -577,7 +612,6 @@ def test_the_real_engine_writes_the_place_the_user_qualified_when_guided(embedde
 
 
 def test_the_real_engine_writes_the_optional_value_the_user_named_when_guided(embedded):
-    fmt = embedded.chat_format
     request = "Directions from Sydney to Melbourne, the fastest route please."
     params = {
         "type": "object",
@@ -588,13 +622,9 @@ def test_the_real_engine_writes_the_optional_value_the_user_named_when_guided(em
         },
         "required": ["start", "end"],
     }
-    tools = [
-        {"type": "function", "function": {"name": "directions", "description": "route", "parameters": params}}
-    ]
-    head = fmt.system(tools, "") + fmt.user(request) + fmt.generation_prompt(False)
     call = "<tool_call>\n<function=directions>\n<parameter=start>\nSydney\n</parameter>\n"
-    ids = embedded.tokenize(head) + embedded._tokenize_text(
-        call + "<parameter=end>\nMelbourne\n</parameter>\n"
+    ids = _tool_prompt(
+        embedded, "directions", params, request, call + "<parameter=end>\nMelbourne\n</parameter>\n"
     )
     plain = embedded.generate(ids, max_tokens=6)
     assert plain.text.startswith("</function>"), "precondition: the model closes the call unaided"

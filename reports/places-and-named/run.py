@@ -10,6 +10,11 @@ tokens either way and is listed as such. One row per run; `chosen` holds, per ru
 chose.
 
     python reports/places-and-named/run.py OUT.jsonl live_simple simple_python multiple parallel irrelevance worlds
+    python reports/places-and-named/run.py --flags OUT.jsonl live_simple simple_python multiple parallel irrelevance worlds
+
+`--flags` measures the boolean flags the user named (`named` writing `true` for an optional
+boolean argument whose name's words the request says unnegated), added after the three: the items
+where a flag can be named run with it, and again without it (the three rules on) when it chose.
 
 `worlds`: the 190 held-out world tasks (10 per world, seed 1000). A task is run when its world's
 tools have a parameter `format` or `named` reads (only retail's optional `refund_to`), or when its
@@ -30,14 +35,28 @@ from botpsy.eval.worlds import run_task
 from botpsy.worlds import get_domain
 from botpsy.worlds.tasks import domain_names
 
+FLAGS = sys.argv[1] == "--flags"
+if FLAGS:
+    sys.argv.pop(1)
 RULES = {"format": "_steer_format", "named": "_steer_named_parameter", "number": "_steer_number"}
 CHOSEN: dict[str, str] = {}
 ON = [True]
+_named_value = CG.CopyGuide._named_value
+
+
+def named_value(self, fn, name):
+    """With --flags, off: an enum value the user named, no flag."""
+    if FLAGS and not ON[0]:
+        return self._enum((fn, name))[1]
+    return _named_value(self, fn, name)
+
+
+CG.CopyGuide._named_value = named_value
 
 
 def logged(name, method):
     def rule(self, *args):
-        r = method(self, *args) if ON[0] else None
+        r = method(self, *args) if ON[0] or FLAGS else None
         if r is not None:
             CHOSEN[name] = CHOSEN.get(name, "") + self._piece(r)
         return r
@@ -47,6 +66,20 @@ def logged(name, method):
 
 for _name, _method in RULES.items():
     setattr(CG.CopyGuide, _method, logged(_name, getattr(CG.CopyGuide, _method)))
+
+
+def flags(params: dict, users: list[str]) -> bool:
+    """Whether an optional boolean argument's name is said by the user's words (any optional
+    boolean when the words are not known before running)."""
+    g = CG.CopyGuide(users or ["-"], lambda t: [], lambda t: "", "qwen35", params=params)
+    return any(
+        isinstance(s, dict)
+        and s.get("type") == "boolean"
+        and k not in (p.get("required") or [])
+        and (not users or _named_value(g, f, k) == "true")
+        for f, p in params.items()
+        for k, s in (p.get("properties") or {}).items()
+    )
 
 
 def reads(params: dict, users: list[str]) -> bool:
@@ -72,15 +105,15 @@ def items(spec):
     if spec == "worlds":
         for d in domain_names("all"):
             dom = get_domain(d)
-            tools = reads({t.name: t.parameters for t in dom.tools}, [])
+            tools = (flags if FLAGS else reads)({t.name: t.parameters for t in dom.tools}, [])
             for t in dom.generate(10, 1000, "eval"):
                 data = CG._GROUPED.search(json.dumps(dataclasses.asdict(t), default=str))
-                yield "worlds", t.id, tools or bool(data), (dom, t)
+                yield "worlds", t.id, tools or (bool(data) and not FLAGS), (dom, t)
         return
     for e in load_category(spec):
         params = {f["name"]: to_json_schema(f["parameters"]) for f in e["function"]}
         users = [m["content"] for turn in e["question"] for m in turn if m["role"] == "user"]
-        yield spec, e["id"], reads(params, users), e
+        yield spec, e["id"], (flags if FLAGS else reads)(params, users), e
 
 
 engine = load_engine(None, n_threads=1)
@@ -106,6 +139,7 @@ with open(sys.argv[1], "a") as out:
                 row = {"cat": cat, "id": iid, "can_act": True, "rules": on, "ok": ok, "calls": calls}
                 out.write(json.dumps(row | {"chosen": dict(CHOSEN)}) + "\n")
                 out.flush()
-                if on and not CHOSEN:
+                touched = ">\ntrue\n" in CHOSEN.get("named", "") if FLAGS else CHOSEN
+                if on and not touched:
                     break
 worker.close()

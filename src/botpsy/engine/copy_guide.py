@@ -36,18 +36,21 @@ margin, but only toward the user's own words, only as many commas as the format 
 the comma is among its best tokens, and never across a list of peers ("New York, Los Angeles and
 Chicago").
 
-Optional enum arguments the user named (qwen35 calls): where the model would close a call leaving
+Optional arguments the user named (qwen35 calls): where the model would close a call leaving
 out an optional enum argument whose allowed values the user's words name exactly one of
 ("fastest route" and `route_type` one of fastest, scenic), that argument is written with that
-value before the call closes. The model leaves out optional arguments it was asked for; BFCL
+value before the call closes; so is an optional boolean flag whose name's words the request says,
+unnegated ("details of its litigants" and `include_litigants`: `true`; not "Don't return full
+text" for `full_text`). The model leaves out optional arguments it was asked for; BFCL
 scores such a call wrong.
 
 Separated numbers (qwen35 top-level values): a number the user wrote with thousands separators is
 written whole ("$500,000" → 500000; the model stops at the comma and writes 500).
 
-These three measured together (`reports/places-and-named/`): over the 1,488 items of BFCL's
-live_simple, simple_python, multiple, parallel and irrelevance and the worlds' 190 tasks, 22 wins
-and 1 loss (live_simple 57 → 71 of 258); the worlds untouched.
+Measured (`reports/places-and-named/`) over the 1,488 items of BFCL's live_simple, simple_python,
+multiple, parallel and irrelevance and the worlds' 190 tasks: place formats, enum values named and
+separated numbers together 22 wins, 1 loss (live_simple 57 → 71 of 258); flags, added after, 7
+wins, 0 losses; the worlds untouched.
 
 Otherwise the model decides where a value starts, where it ends (a closing quote or
 `</parameter>` is not overridden) and what it composes beyond the user's words (a confident
@@ -95,6 +98,32 @@ _PLACE = re.compile(
 _WORD = r"[A-Z0-9\u00c0-\u00de](?:[^\W_]|['-](?=[^\W_])|\.(?=[^\W_]))*"
 _QUALIFIER = re.compile(rf", ?{_WORD}(?: {_WORD})*")
 
+
+# The words of a flag's name that say nothing of what it turns on ("include_images": "images"),
+# and the words that turn a request's mention of it off ("without images").
+_FLAG_FILLER = {
+    "include",
+    "includes",
+    "is",
+    "enable",
+    "enabled",
+    "with",
+    "get",
+    "show",
+    "use",
+    "should",
+    "return",
+    "want",
+    "flag",
+    "whether",
+    "has",
+    "have",
+    "only",
+    "do",
+    "add",
+    "allow",
+}
+_NEGATION = {"not", "no", "don't", "dont", "never", "without", "less", "exclude", "excluding", "nor"}
 
 # A number written with thousands separators: its first group, then the rest ("500,000",
 # "1,234.5"); not a list of numbers ("1,2,3", "[200,300,400]").
@@ -326,9 +355,9 @@ class CopyGuide:
         return self._take([t for t in valid if float(logits[t]) >= floor], logits)
 
     def _steer_named_parameter(self, text: str, logits: np.ndarray) -> int | None:
-        """Where the model would close a qwen35 call leaving out an optional enum argument whose
-        allowed values the user's words name exactly one of ("What are the comedy movies?" and
-        `genre` one of Drama, Comedy, …), the tokens that write that argument with that value
+        """Where the model would close a qwen35 call leaving out an optional argument the user
+        named (`_named_value`: "What are the comedy movies?" and `genre` one of Drama, Comedy, …;
+        a flag the request says), the tokens that write that argument with that value
         (`_inserted`, keyed by the call's offset in the generated text, holds where the written
         text starts and what it is). The model's own parameters and values are left alone; the
         grammar, applied after, still holds the call to its schema."""
@@ -362,7 +391,7 @@ class CopyGuide:
                 (name, named)
                 for name in schema.get("properties") or {}
                 if name not in written and name not in required
-                for named in [self._enum((fn, name))[1]]
+                for named in [self._named_value(fn, name)]
                 if named is not None
             ]
             if not pending:
@@ -381,6 +410,31 @@ class CopyGuide:
         if choice is not None and start not in self._inserted:
             self._inserted[start] = (at, target)
         return choice
+
+    def _named_value(self, fn: str, name: str) -> str | None:
+        """What an optional argument the user named is written as: the allowed value they named
+        (`_enum`), or `true` for a boolean flag whose name's words the request says, unnegated
+        ("include_litigants" and "details of litigants"; not "Don't return full text" for
+        `full_text`); None when the user named nothing for it."""
+        named = self._enum((fn, name))[1]
+        if named is not None:
+            return named
+        schema = (self.params.get(fn) or {}).get("properties", {}).get(name)
+        if not isinstance(schema, dict) or schema.get("type") != "boolean":
+            return None
+        words = re.sub(r"([a-z])([A-Z])", r"\1 \2", name).replace("_", " ").lower().split()
+        words = [w for w in words if w not in _FLAG_FILLER]
+        if not words or max(map(len, words)) < 4:
+            return None
+        for low in self._lower:
+            found = [
+                re.search(rf"(?<![^\W_]){re.escape(w[:-1] if w.endswith('s') else w)}", low) for w in words
+            ]
+            if all(found):
+                before = re.findall(r"[\w']+", low[: min(m.start() for m in found if m)])[-3:]
+                if not _NEGATION & set(before):
+                    return "true"
+        return None
 
     def _steer_number(self, start: int, value: str, logits: np.ndarray) -> int | None:
         """Where the model has written the first digit group of a number the user wrote with
