@@ -280,6 +280,7 @@ def test_the_place_formats_a_description_shows(description, commas):
     [
         (", Tamil Nadu in fahrenheit?", [", Tamil Nadu"]),
         (", Mexico. Please answer", [", Mexico"]),
+        (", Latvia, Can you tell me", [", Latvia"]),  # a sentence starts after the country
         (", Berkeley, CA 94704, and I can wait", [", Berkeley", ", CA 94704"]),
         (", MA and New York, NY", [", MA"]),  # a code qualifies whatever follows
         (", Los Angeles and Chicago", []),  # peers in a list
@@ -320,7 +321,7 @@ def test_place_formats_leave_the_model_alone_otherwise():
     # Peers in a list, or more qualifiers than the format has commas: the model's end.
     peers = format_guide("Weather in Chennai, Los Angeles and Riga?")
     assert peers.steer(FQWEN + "Chennai", flogits(nl=10.0, comma=0.0)) is None
-    two = format_guide("I'm at Riga, Latvia, Can you check?")
+    two = format_guide("I'm at Riga, Latvia, Estonia, Lithuania.")
     assert two.steer(FQWEN + "Riga", flogits(nl=10.0, comma=0.0)) is None
     # Qualifiers the model writes its own way ("TN" of "Tamil Nadu", another case) are its own.
     g = format_guide(text)

@@ -12,6 +12,9 @@ chose.
     python reports/places-and-named/run.py OUT.jsonl live_simple simple_python multiple parallel irrelevance worlds
     python reports/places-and-named/run.py --flags OUT.jsonl live_simple simple_python multiple parallel irrelevance worlds
 
+`--only ID,ID,… OUT.jsonl CATEGORY…` runs just those items (the change to qualifiers that a
+sentence follows, measured on the two items it can act on).
+
 `--flags` measures the boolean flags the user named (`named` writing `true` for an optional
 boolean argument whose name's words the request says unnegated), added after the three: the items
 where a flag can be named run with it, and again without it (the three rules on) when it chose.
@@ -38,6 +41,10 @@ from botpsy.worlds.tasks import domain_names
 FLAGS = sys.argv[1] == "--flags"
 if FLAGS:
     sys.argv.pop(1)
+ONLY = None
+if sys.argv[1] == "--only":
+    ONLY = set(sys.argv[2].split(","))
+    del sys.argv[1:3]
 RULES = {"format": "_steer_format", "named": "_steer_named_parameter", "number": "_steer_number"}
 CHOSEN: dict[str, str] = {}
 ON = [True]
@@ -111,6 +118,8 @@ def items(spec):
                 yield "worlds", t.id, tools or (bool(data) and not FLAGS), (dom, t)
         return
     for e in load_category(spec):
+        if ONLY is not None and e["id"] not in ONLY:
+            continue
         params = {f["name"]: to_json_schema(f["parameters"]) for f in e["function"]}
         users = [m["content"] for turn in e["question"] for m in turn if m["role"] == "user"]
         yield spec, e["id"], (flags if FLAGS else reads)(params, users), e

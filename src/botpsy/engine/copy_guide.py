@@ -50,7 +50,8 @@ written whole ("$500,000" → 500000; the model stops at the comma and writes 50
 Measured (`reports/places-and-named/`) over the 1,488 items of BFCL's live_simple, simple_python,
 multiple, parallel and irrelevance and the worlds' 190 tasks: place formats, enum values named and
 separated numbers together 22 wins, 1 loss (live_simple 57 → 71 of 258); flags, added after, 7
-wins, 0 losses; the worlds untouched.
+wins, 0 losses; a sentence after the qualifiers ("Riga, Latvia, Can you …") 1 win; the worlds
+untouched.
 
 Otherwise the model decides where a value starts, where it ends (a closing quote or
 `</parameter>` is not overridden) and what it composes beyond the user's words (a confident
@@ -135,9 +136,12 @@ def _qualifiers(rest: str) -> list[str]:
     qualify it, each with its comma (", Latvia"; ", Tamil Nadu"; ", Berkeley", ", CA"); none when
     they read as a list of peers: a further name joined by "and", "or" or "&" after the last one
     ("New York, Los Angeles and Chicago"), unless that one is a code or a number ("Boston, MA and
-    Chicago", "Berkeley, CA 94704 and")."""
+    Chicago", "Berkeley, CA 94704 and"). A later one-word name that a lowercase word follows starts a
+    sentence, not a qualifier ("Riga, Latvia, Can you tell me": ", Latvia")."""
     out, i = [], 0
     while m := _QUALIFIER.match(rest, i):
+        if out and " " not in m.group(0).lstrip(", ") and re.match(r" [a-z]", rest[m.end() :]):
+            break
         out.append(m.group(0))
         i = m.end()
     if out and re.match(r",?\s+(?:and|or|&)\s+[A-Z\u00c0-\u00de]", rest[i:]):
