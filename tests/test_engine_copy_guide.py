@@ -491,6 +491,48 @@ def test_numbers_are_left_alone_otherwise():
     assert g.steered == 0
 
 
+# Percentages as fractions: a toy vocabulary of their own.
+PPIECES = ["0", ".05", "5", "\n", "x", "7"]
+PIDS = {p: i for i, p in enumerate(PPIECES)}
+PCALL = "<tool_call>\n<function=loan>\n<parameter=rate>\n"
+
+
+def percent_guide(source, description="The annual interest rate, as a decimal.", kind="number"):
+    params = {"loan": {"properties": {"rate": {"type": kind, "description": description}}}}
+    return CopyGuide([source], tokenizer(PPIECES), lambda t: PPIECES[t], "qwen35", margin=4.0, params=params)
+
+
+def plogits(top: str) -> np.ndarray:
+    out = np.full(len(PPIECES), -10.0, dtype=np.float32)
+    out[PIDS[top]] = 10.0
+    return out
+
+
+def test_a_percentage_is_written_as_the_fraction_the_description_asks_for():
+    g = percent_guide("A loan at 5% over 10 years.")
+    assert g.steer(PCALL, plogits("5")) == PIDS["0"]  # the model would write 5 (5.0)
+    assert g.steer(PCALL + "0", plogits("\n")) == PIDS[".05"]
+    assert g.steer(PCALL + "0.05", plogits("x")) == PIDS["\n"]
+    assert g.steer(PCALL + "0.05", plogits("\n")) is None
+
+
+def test_percentages_are_left_alone_otherwise():
+    assert (
+        percent_guide("A loan at 5%.", "The confidence as a percentage, 0.0 to 100.0 (a decimal).").steer(
+            PCALL, plogits("5")
+        )
+        is None
+    )  # the scale is percents
+    assert percent_guide("A loan at 5%.", "The annual interest rate.").steer(PCALL, plogits("5")) is None
+    assert percent_guide("A loan at 5%.", kind="integer").steer(PCALL, plogits("5")) is None
+    assert percent_guide("A loan at 5 percent.").steer(PCALL, plogits("5")) is None  # no percentage
+    assert percent_guide("Either 5% or 50%.").steer(PCALL, plogits("5")) is None  # two start alike
+    assert percent_guide("A loan at 5%.").steer(PCALL, plogits("7")) is None  # not a percentage written
+    assert (
+        percent_guide("A loan at 5%.").steer(PCALL + "5", plogits("\n")) is None
+    )  # started as the model likes
+
+
 class GuidedEngine(ScriptedEngine):
     """Records the guide each generate call receives."""
 

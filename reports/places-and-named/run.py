@@ -15,6 +15,10 @@ chose.
 `--only ID,ID,… OUT.jsonl CATEGORY…` runs just those items (the change to qualifiers that a
 sentence follows, measured on the two items it can act on).
 
+`--percent` measures `percent` (a percentage the user wrote, written as the fraction a number
+argument's description asks for: "5%" → 0.05), added last, the same way; no world's tool asks
+for a fraction.
+
 `--flags` measures the boolean flags the user named (`named` writing `true` for an optional
 boolean argument whose name's words the request says unnegated), added after the three: the items
 where a flag can be named run with it, and again without it (the three rules on) when it chose.
@@ -38,14 +42,18 @@ from botpsy.eval.worlds import run_task
 from botpsy.worlds import get_domain
 from botpsy.worlds.tasks import domain_names
 
-FLAGS = sys.argv[1] == "--flags"
-if FLAGS:
-    sys.argv.pop(1)
+ADDED = sys.argv.pop(1)[2:] if sys.argv[1] in ("--flags", "--percent") else None
+FLAGS = ADDED == "flags"
 ONLY = None
 if sys.argv[1] == "--only":
     ONLY = set(sys.argv[2].split(","))
     del sys.argv[1:3]
-RULES = {"format": "_steer_format", "named": "_steer_named_parameter", "number": "_steer_number"}
+RULES = {
+    "format": "_steer_format",
+    "named": "_steer_named_parameter",
+    "number": "_steer_number",
+    "percent": "_steer_percent",
+}
 CHOSEN: dict[str, str] = {}
 ON = [True]
 _named_value = CG.CopyGuide._named_value
@@ -63,7 +71,8 @@ CG.CopyGuide._named_value = named_value
 
 def logged(name, method):
     def rule(self, *args):
-        r = method(self, *args) if ON[0] or FLAGS else None
+        off = not ON[0] and (ADDED is None or ADDED == name)
+        r = None if off else method(self, *args)
         if r is not None:
             CHOSEN[name] = CHOSEN.get(name, "") + self._piece(r)
         return r
@@ -89,6 +98,13 @@ def flags(params: dict, users: list[str]) -> bool:
     )
 
 
+def percent(params: dict, users: list[str]) -> bool:
+    """Whether the user wrote a percentage and a number argument asks for a fraction."""
+    g = CG.CopyGuide(users or ["-"], lambda t: [], lambda t: "", "qwen35", params=params)
+    asks = any(g._asks_fraction((f, k)) for f, p in params.items() for k in (p.get("properties") or {}))
+    return asks and (not users or any(CG._PERCENT.search(u) for u in users))
+
+
 def reads(params: dict, users: list[str]) -> bool:
     """Whether a rule can act: a place format in a string parameter's description; an optional
     enum argument whose value the user's words name (any optional text enum when the words are
@@ -112,17 +128,19 @@ def items(spec):
     if spec == "worlds":
         for d in domain_names("all"):
             dom = get_domain(d)
-            tools = (flags if FLAGS else reads)({t.name: t.parameters for t in dom.tools}, [])
+            tools = {"flags": flags, "percent": percent}.get(ADDED, reads)(
+                {t.name: t.parameters for t in dom.tools}, []
+            )
             for t in dom.generate(10, 1000, "eval"):
                 data = CG._GROUPED.search(json.dumps(dataclasses.asdict(t), default=str))
-                yield "worlds", t.id, tools or (bool(data) and not FLAGS), (dom, t)
+                yield "worlds", t.id, tools or (bool(data) and ADDED is None), (dom, t)
         return
     for e in load_category(spec):
         if ONLY is not None and e["id"] not in ONLY:
             continue
         params = {f["name"]: to_json_schema(f["parameters"]) for f in e["function"]}
         users = [m["content"] for turn in e["question"] for m in turn if m["role"] == "user"]
-        yield spec, e["id"], (flags if FLAGS else reads)(params, users), e
+        yield spec, e["id"], {"flags": flags, "percent": percent}.get(ADDED, reads)(params, users), e
 
 
 engine = load_engine(None, n_threads=1)
@@ -148,7 +166,8 @@ with open(sys.argv[1], "a") as out:
                 row = {"cat": cat, "id": iid, "can_act": True, "rules": on, "ok": ok, "calls": calls}
                 out.write(json.dumps(row | {"chosen": dict(CHOSEN)}) + "\n")
                 out.flush()
-                touched = ">\ntrue\n" in CHOSEN.get("named", "") if FLAGS else CHOSEN
+                touched = {"flags": ">\ntrue\n" in CHOSEN.get("named", ""), "percent": "percent" in CHOSEN}
+                touched = touched.get(ADDED, bool(CHOSEN))
                 if on and not touched:
                     break
 worker.close()
