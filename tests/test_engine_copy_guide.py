@@ -616,23 +616,6 @@ def test_the_real_engine_continues_the_users_words_when_guided(embedded):
     assert embedded.generate(_call_prompt(embedded, "Lo"), max_tokens=6, guide=none).text == plain.text
 
 
-def test_the_real_engine_writes_the_allowed_value_the_user_named_when_guided(embedded):
-    request = "Which of my orders are still pending?"
-    params = {
-        "type": "object",
-        "properties": {"status": {"type": "string", "enum": ["active", "pending", "closed"]}},
-        "required": ["status"],
-    }
-    ids = _tool_prompt(
-        embedded, "list_orders", params, request, "<tool_call>\n<function=list_orders>\n<parameter=status>\n"
-    )
-    plain = embedded.generate(ids, max_tokens=4)
-    assert plain.text.startswith("active"), "precondition: the model picks another allowed value unaided"
-    guide = embedded.copy_guide([request], {"list_orders": params})
-    guided = embedded.generate(ids, max_tokens=4, guide=guide)
-    assert guide.steered >= 1 and guided.text.startswith("pending"), guided.text
-
-
 def test_the_guide_reads_the_assistant_turn_only(embedded):
     """A call planted in a tool result, left open, is not taken for one the model is writing."""
     fmt = embedded.chat_format
@@ -642,35 +625,81 @@ def test_the_guide_reads_the_assistant_turn_only(embedded):
     assert embedded._turn_so_far(prompt) == "\n<think>\n"
 
 
-def test_the_real_engine_writes_the_place_the_user_qualified_when_guided(embedded):
-    request = "What is the weather in Chennai, Tamil Nadu in fahrenheit?"
-    ids = _tool_prompt(
-        embedded, "weather", WEATHER, request, "<tool_call>\n<function=weather>\n<parameter=location>\n"
-    )
-    plain = embedded.generate(ids, max_tokens=8)
-    assert plain.text.startswith("Chennai\n"), "precondition: the model ends the place at its city unaided"
-    guide = embedded.copy_guide([request], {"weather": WEATHER})
-    guided = embedded.generate(ids, max_tokens=8, guide=guide)
-    assert guide.steered >= 1 and guided.text.startswith("Chennai, Tamil Nadu\n"), guided.text
+ORDERS = {
+    "type": "object",
+    "properties": {"status": {"type": "string", "enum": ["active", "pending", "closed"]}},
+    "required": ["status"],
+}
+ROUTE = {
+    "type": "object",
+    "properties": {
+        "start": {"type": "string"},
+        "end": {"type": "string"},
+        "route_type": {"type": "string", "enum": ["fastest", "scenic"]},
+    },
+    "required": ["start", "end"],
+}
+LOAN = {
+    "type": "object",
+    "properties": {
+        "amount": {"type": "integer", "description": "The loan amount."},
+        "rate": {"type": "number", "description": "The annual interest rate, as a decimal."},
+    },
+    "required": ["amount", "rate"],
+}
+ROUTE_CALL = "<tool_call>\n<function=route>\n<parameter=start>\nSydney\n</parameter>\n"
 
 
-def test_the_real_engine_writes_the_optional_value_the_user_named_when_guided(embedded):
-    request = "Directions from Sydney to Melbourne, the fastest route please."
-    params = {
-        "type": "object",
-        "properties": {
-            "start": {"type": "string"},
-            "end": {"type": "string"},
-            "route_type": {"type": "string", "enum": ["fastest", "scenic"]},
-        },
-        "required": ["start", "end"],
-    }
-    call = "<tool_call>\n<function=directions>\n<parameter=start>\nSydney\n</parameter>\n"
-    ids = _tool_prompt(
-        embedded, "directions", params, request, call + "<parameter=end>\nMelbourne\n</parameter>\n"
-    )
-    plain = embedded.generate(ids, max_tokens=6)
-    assert plain.text.startswith("</function>"), "precondition: the model closes the call unaided"
-    guide = embedded.copy_guide([request], {"directions": params})
-    guided = embedded.generate(ids, max_tokens=16, guide=guide)
-    assert guided.text.startswith("<parameter=route_type>\nfastest\n</parameter>\n"), guided.text
+@pytest.mark.parametrize(
+    "name, params, request_, call, unaided, guided",
+    [
+        # the allowed value the user named ("pending"), not the one the model leans to
+        (
+            "list_orders",
+            ORDERS,
+            "Which of my orders are still pending?",
+            "<parameter=status>\n",
+            "active",
+            "pending",
+        ),
+        # the place as the user qualified it, where the description shows "City, State"
+        (
+            "weather",
+            WEATHER,
+            "What is the weather in Chennai, Tamil Nadu in fahrenheit?",
+            "<parameter=location>\n",
+            "Chennai\n",
+            "Chennai, Tamil Nadu\n",
+        ),
+        # an optional value the user named, before the call closes
+        (
+            "route",
+            ROUTE,
+            "Directions from Sydney to Melbourne, the fastest route please.",
+            ROUTE_CALL[len("<tool_call>\n<function=route>\n") :]
+            + "<parameter=end>\nMelbourne\n</parameter>\n",
+            "</function>",
+            "<parameter=route_type>\nfastest\n</parameter>\n",
+        ),
+        # a number written with separators, whole
+        ("loan", LOAN, "A loan of $500,000 at 5% please.", "<parameter=amount>\n500", ".0\n", "000\n"),
+        # a percentage as the fraction the description asks for
+        (
+            "loan",
+            LOAN,
+            "A loan of $500,000 at 5% please.",
+            "<parameter=amount>\n500000\n</parameter>\n<parameter=rate>\n",
+            "5",
+            "0.05\n",
+        ),
+    ],
+)
+def test_the_real_engine_writes_what_the_user_said_when_guided(
+    embedded, name, params, request_, call, unaided, guided
+):
+    ids = _tool_prompt(embedded, name, params, request_, f"<tool_call>\n<function={name}>\n{call}")
+    plain = embedded.generate(ids, max_tokens=12)
+    assert plain.text.startswith(unaided), f"precondition: the model writes {plain.text!r} unaided"
+    guide = embedded.copy_guide([request_], {name: params})
+    out = embedded.generate(ids, max_tokens=16, guide=guide)
+    assert guide.steered >= 1 and out.text.startswith(guided), out.text
