@@ -459,10 +459,15 @@ def number_guide(source):
     return CopyGuide([source], tokenizer(GPIECES), lambda t: GPIECES[t], "qwen35", margin=4.0)
 
 
-def glogits(top: str) -> np.ndarray:
-    out = np.full(len(GPIECES), -10.0, dtype=np.float32)
-    out[GIDS[top]] = 10.0
+def top_of(ids: dict[str, int], top: str) -> np.ndarray:
+    """Toy logits: `top` well ahead of every other piece of the vocabulary `ids`."""
+    out = np.full(len(ids), -10.0, dtype=np.float32)
+    out[ids[top]] = 10.0
     return out
+
+
+def glogits(top: str) -> np.ndarray:
+    return top_of(GIDS, top)
 
 
 def test_a_number_the_user_wrote_with_separators_is_written_whole():
@@ -503,9 +508,7 @@ def percent_guide(source, description="The annual interest rate, as a decimal.",
 
 
 def plogits(top: str) -> np.ndarray:
-    out = np.full(len(PPIECES), -10.0, dtype=np.float32)
-    out[PIDS[top]] = 10.0
-    return out
+    return top_of(PIDS, top)
 
 
 def test_a_percentage_is_written_as_the_fraction_the_description_asks_for():
