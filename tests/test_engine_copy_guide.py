@@ -536,6 +536,42 @@ def test_percentages_are_left_alone_otherwise():
     )  # started as the model likes
 
 
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"f": {"properties": [1, 2]}},
+        {"f": "x"},
+        {"f": None},
+        {"f": {"properties": {"a": "str"}}},
+        {"f": {"properties": {"a": {"type": "boolean", "description": 5}}, "required": "a"}},
+        {"f": {"properties": {"a": {"type": "string", "enum": "abc", "description": ["x"]}}}},
+        {"f": {"properties": {"a": {"type": ["number"], "description": "as a decimal"}}}},
+        {
+            "f": {
+                "properties": {"a": {"type": "string", "description": "e.g. Paris, France"}},
+                "required": None,
+            }
+        },
+    ],
+)
+def test_malformed_tool_schemas_leave_the_model_alone(params):
+    """A client's schema is not trusted to be well-formed: no rule raises on it."""
+    pieces = ["<parameter=", "x", "\n", "</", "5", "0", ",", "Paris", "</parameter>\n", "true"]
+    g = CopyGuide(
+        ["Weather in Paris, France at 5% for $500,000, with details"],
+        tokenizer(pieces),
+        lambda t: pieces[t],
+        "qwen35",
+        params=params,
+    )
+    for value in ["5", "", "Paris", "1\n</parameter>\n"]:
+        for top in range(len(pieces)):
+            logits = np.full(len(pieces), -5.0, dtype=np.float32)
+            logits[top] = 5.0
+            g.steer(f"<tool_call>\n<function=f>\n<parameter=a>\n{value}", logits)
+            g.steer("<tool_call>\n<function=f>\n", logits)
+
+
 class GuidedEngine(ScriptedEngine):
     """Records the guide each generate call receives."""
 

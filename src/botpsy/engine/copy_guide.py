@@ -397,14 +397,13 @@ class CopyGuide:
             top = self._piece(int(np.argmax(logits)))
             if not (tail + top).startswith("</"):
                 return None  # the model goes on writing parameters (or may): its choice
-            schema = self.params.get(fn) or {}
             written = set(re.findall(r"<parameter=([^>\n]+)>", text[start:]))
-            required = set(schema.get("required") or [])
+            required = self._required(fn)
             if not required <= written:
                 return None  # the grammar holds the call open for a required one anyway
             pending = [
                 (name, named)
-                for name in schema.get("properties") or {}
+                for name in self._properties(fn)
                 if name not in written and name not in required
                 for named in [self._named_value(fn, name)]
                 if named is not None
@@ -434,7 +433,7 @@ class CopyGuide:
         named = self._enum((fn, name))[1]
         if named is not None:
             return named
-        schema = (self.params.get(fn) or {}).get("properties", {}).get(name)
+        schema = self._properties(fn).get(name)
         if not isinstance(schema, dict) or schema.get("type") != "boolean":
             return None
         words = re.sub(r"([a-z])([A-Z])", r"\1 \2", name).replace("_", " ").lower().split()
@@ -482,7 +481,7 @@ class CopyGuide:
 
     def _asks_fraction(self, argument: tuple[str, str]) -> bool:
         fn, name = argument
-        schema = (self.params.get(fn) or {}).get("properties", {}).get(name)
+        schema = self._properties(fn).get(name)
         if not isinstance(schema, dict) or schema.get("type") not in ("number", "float"):
             return False
         desc = schema.get("description")
@@ -581,6 +580,18 @@ class CopyGuide:
             self._extended[start] = target
         return choice
 
+    def _properties(self, fn: str) -> dict[str, Any]:
+        """The tool's parameters by name; {} where its schema is not an object schema (a client's
+        tools are not trusted to be well-formed)."""
+        schema = self.params.get(fn)
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        return props if isinstance(props, dict) else {}
+
+    def _required(self, fn: str) -> set[str]:
+        schema = self.params.get(fn)
+        req = schema.get("required") if isinstance(schema, dict) else None
+        return {r for r in req if isinstance(r, str)} if isinstance(req, list) else set()
+
     def _end(self, logits: np.ndarray, json_string: bool) -> int | None:
         """The best of the model's TOP_K tokens that ends the value, or None."""
         ends = [t for t in self._best(logits) if _ends_value(self._piece(t), json_string)]
@@ -599,7 +610,7 @@ class CopyGuide:
         place, or whose examples are alternatives ("e.g. Drama, Comedy, etc")."""
         if argument not in self._commas:
             fn, name = argument
-            schema = (self.params.get(fn) or {}).get("properties", {}).get(name)
+            schema = self._properties(fn).get(name)
             desc = schema.get("description", "") if isinstance(schema, dict) else ""
             desc = desc if isinstance(desc, str) else ""
             n = 0
@@ -627,7 +638,7 @@ class CopyGuide:
         the user's words name, or None: none or several are named)."""
         if argument not in self._named:
             fn, name = argument
-            schema = (self.params.get(fn) or {}).get("properties", {}).get(name)
+            schema = self._properties(fn).get(name)
             enum = schema.get("enum") if isinstance(schema, dict) else None
             members = [m for m in enum if isinstance(m, str)] if isinstance(enum, list) else []
             if len(members) != len(enum or []):
