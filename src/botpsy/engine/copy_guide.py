@@ -281,7 +281,8 @@ class CopyGuide:
         self._first: dict[str, int | None] = {}
         self._commas: dict[tuple[str, str], int] = {}  # argument -> commas its format shows
         self._inserted: dict[int, tuple[int, str]] = {}  # call's offset -> (where, text) written
-        self._extended: dict[int, str] = {}  # value's offset -> the qualified value it is completed to
+        self._extended: dict[int, str] = {}  # value's offset -> the qualified place it is completed to
+        self._numbers: dict[int, str] = {}  # value's offset -> the number it is completed to
         self.steered = 0  # tokens chosen by the guide in this generation
 
     def _piece(self, tok: int) -> str:
@@ -320,6 +321,7 @@ class CopyGuide:
         if found is None:
             return None
         value, json_string, argument = found
+        start = len(text) - len(value)  # the value's offset: keys what a rule is completing
         if argument is not None:
             members, named = self._enum(argument)
             if (
@@ -328,8 +330,8 @@ class CopyGuide:
             ):
                 return choice
             if not json_string and (
-                (choice := self._steer_percent(len(text) - len(value), value, argument, logits)) is not None
-                or (choice := self._steer_number(len(text) - len(value), value, logits)) is not None
+                (choice := self._steer_percent(start, value, argument, logits)) is not None
+                or (choice := self._steer_number(start, value, logits)) is not None
             ):
                 return choice
         if len(value.strip()) < MIN_CHARS or not any(c.isalpha() for c in value):
@@ -346,13 +348,13 @@ class CopyGuide:
         top_piece = self._piece(top)
         if not top_piece:
             return None
-        if self._extended.get(len(text) - len(value)) == value and not _ends_value(top_piece, json_string):
+        if self._extended.get(start) == value and not _ends_value(top_piece, json_string):
             # a value completed to its qualifiers ends there, as the model would have ended it
             return self._end(logits, json_string)
         if _ends_value(top_piece, json_string):
             # the model ends the value: its decision, unless the tool's schema asks for a
             # "City, State" value the user wrote in full (`_steer_format`)
-            return self._steer_format(len(text) - len(value), value, argument, rests, json_string, logits)
+            return self._steer_format(start, value, argument, rests, json_string, logits)
         if continues(top_piece):
             return None  # already continuing the user's words
         # The token that starts each continuation, and the model's best tokens (a tokenization of
@@ -415,12 +417,7 @@ class CopyGuide:
             rest = target[len(tail) :]
         if not rest:
             return None
-        valid = [
-            t
-            for t in {self._first_token(rest)} | self._best(logits)
-            if t is not None and (p := self._piece(t)) and rest.startswith(p)
-        ]
-        choice = self._take(valid, logits)
+        choice = self._write(rest, logits)
         if choice is not None and start not in self._inserted:
             self._inserted[start] = (at, target)
         return choice
@@ -433,8 +430,7 @@ class CopyGuide:
         named = self._enum((fn, name))[1]
         if named is not None:
             return named
-        schema = self._properties(fn).get(name)
-        if not isinstance(schema, dict) or schema.get("type") != "boolean":
+        if self._param((fn, name)).get("type") != "boolean":
             return None
         words = re.sub(r"([a-z])([A-Z])", r"\1 \2", name).replace("_", " ").lower().split()
         words = [w for w in words if w not in _FLAG_FILLER]
@@ -459,7 +455,7 @@ class CopyGuide:
         ("0"), then the rest of it ("0.05", `_steer_number`'s completion). Not when the
         description speaks of percents itself, nor when two of the user's percentages start
         alike. The embedded model writes 5.0 for "5%" whatever the description asks."""
-        if value or start in self._extended or not self._asks_fraction(argument):
+        if value or start in self._numbers or not self._asks_fraction(argument):
             return None
         top = self._piece(int(np.argmax(logits)))
         if not top.isdigit():
@@ -469,20 +465,14 @@ class CopyGuide:
         if len(starting) != 1:
             return None
         target = format(Decimal(starting[0]) / 100, "f")
-        valid = [
-            t
-            for t in {self._first_token(target)} | self._best(logits)
-            if t is not None and target.startswith(self._piece(t))
-        ]
-        choice = self._take([t for t in valid if self._piece(t)], logits)
+        choice = self._write(target, logits)
         if choice is not None:
-            self._extended[start] = target
+            self._numbers[start] = target
         return choice
 
     def _asks_fraction(self, argument: tuple[str, str]) -> bool:
-        fn, name = argument
-        schema = self._properties(fn).get(name)
-        if not isinstance(schema, dict) or schema.get("type") not in ("number", "float"):
+        schema = self._param(argument)
+        if schema.get("type") not in ("number", "float"):
             return False
         desc = schema.get("description")
         return isinstance(desc, str) and bool(_FRACTION.search(desc)) and not _PERCENT_SCALE.search(desc)
@@ -494,7 +484,7 @@ class CopyGuide:
         a call's number has no separators). The embedded model stops such numbers at the comma,
         a thousand times too small. Not when the user's words also hold the group as a number of
         its own. Top-level qwen35 values only (the argument's text, not JSON)."""
-        target = self._extended.get(start)
+        target = self._numbers.get(start)
         if target is None:
             if not re.fullmatch(r"-?\d{1,3}", value):
                 return None
@@ -510,8 +500,6 @@ class CopyGuide:
             if len(found) != 1 or alone:
                 return None
             target = value[: len(value) - len(value.lstrip("-"))] + found.pop()
-        elif not re.fullmatch(r"-?[\d.]+", target):
-            return None  # a place value's completion (`_steer_format`)
         top = self._piece(int(np.argmax(logits)))
         rest = target[len(value) :] if target.startswith(value) else None
         if rest is None:
@@ -522,14 +510,9 @@ class CopyGuide:
             return self._end(logits, False)
         if top and rest.startswith(top):
             return None  # the model writes the digits itself
-        valid = [
-            t
-            for t in {self._first_token(rest)} | self._best(logits)
-            if t is not None and rest.startswith(self._piece(t)) and self._piece(t)
-        ]
-        choice = self._take(valid, logits)
+        choice = self._write(rest, logits)
         if choice is not None:
-            self._extended[start] = target
+            self._numbers[start] = target
         return choice
 
     def _steer_format(
@@ -566,19 +549,30 @@ class CopyGuide:
         rest = target[len(value) :] if target.startswith(value) else ""
         if not rest:
             return None  # complete, or the model wrote something else ("MA" of "Massachusetts"): its decision
-        candidates = {self._first_token(rest)} | self._best(logits)
-        valid = [
-            t
-            for t in candidates
-            if t is not None
-            and (p := self._piece(t))
-            and rest.startswith(p)
-            and not _ends_value(p, json_string)
-        ]
-        choice = self._take(valid, logits)
+        choice = self._write(rest, logits, json_string)
         if choice is not None:
             self._extended[start] = target
         return choice
+
+    def _write(self, rest: str, logits: np.ndarray, json_string: bool | None = None) -> int | None:
+        """The longest token that writes the start of `rest` (its first token as tokenized, or one
+        of the model's best), or None; with `json_string`, not one that would end the value. Each
+        rule that has settled a text to write (a place's qualifiers, a number, an argument) writes
+        it through this."""
+        valid = [
+            t
+            for t in {self._first_token(rest)} | self._best(logits)
+            if t is not None
+            and (p := self._piece(t))
+            and rest.startswith(p)
+            and (json_string is None or not _ends_value(p, json_string))
+        ]
+        return self._take(valid, logits)
+
+    def _param(self, argument: tuple[str, str]) -> dict[str, Any]:
+        """The argument's schema; {} where it is not a JSON object."""
+        schema = self._properties(argument[0]).get(argument[1])
+        return schema if isinstance(schema, dict) else {}
 
     def _properties(self, fn: str) -> dict[str, Any]:
         """The tool's parameters by name; {} where its schema is not an object schema (a client's
@@ -609,9 +603,8 @@ class CopyGuide:
         City, State'"), 1 for a bare "city and state"; 0 for a parameter that is not about a
         place, or whose examples are alternatives ("e.g. Drama, Comedy, etc")."""
         if argument not in self._commas:
-            fn, name = argument
-            schema = self._properties(fn).get(name)
-            desc = schema.get("description", "") if isinstance(schema, dict) else ""
+            name = argument[1]
+            desc = self._param(argument).get("description", "")
             desc = desc if isinstance(desc, str) else ""
             n = 0
             if _PLACE.search(name.replace("_", " ") + " " + desc):
@@ -637,9 +630,7 @@ class CopyGuide:
         """(the allowed text values of the argument, [] when it is not a text enum; the one of them
         the user's words name, or None: none or several are named)."""
         if argument not in self._named:
-            fn, name = argument
-            schema = self._properties(fn).get(name)
-            enum = schema.get("enum") if isinstance(schema, dict) else None
+            enum = self._param(argument).get("enum")
             members = [m for m in enum if isinstance(m, str)] if isinstance(enum, list) else []
             if len(members) != len(enum or []):
                 members = []  # numbers among the values: the grammar pins them, nothing to copy
