@@ -450,7 +450,7 @@ def test_named_arguments_are_left_alone_otherwise():
 
 
 # Numbers with thousands separators: a toy vocabulary of their own.
-GPIECES = ["500", "000", "00", ",", "\n", "x", "700"]
+GPIECES = ["500", "000", "00", ",", "\n", "x", "700", "0"]
 GIDS = {p: i for i, p in enumerate(GPIECES)}
 GCALL = "<tool_call>\n<function=loan>\n<parameter=amount>\n"
 
@@ -482,6 +482,27 @@ def test_a_number_the_user_wrote_with_separators_is_written_whole():
     assert number_guide("A loan of $500,000.").steer(GCALL + "500", glogits("00")) is None
 
 
+def test_a_number_the_model_ends_short_of_the_users_is_written_whole():
+    # It loses count of zeros: "500" of "$5000", "100000" of "1,000,000".
+    g = number_guide("A loan of $5000 over 12 months.")
+    assert g.steer(GCALL + "500", glogits("\n")) == GIDS["0"]
+    assert g.steer(GCALL + "5000", glogits("x")) == GIDS["\n"]
+    assert g.steer(GCALL + "5000", glogits("\n")) is None
+    assert number_guide("Pay 1,000,000 pesos.").steer(GCALL + "100000", glogits("\n")) == GIDS["0"]
+    assert number_guide("A loan of $500,000.").steer(GCALL + "5000", glogits("\n")) == GIDS["00"]
+    for source in [
+        "Pay 500 now and 5000 later.",  # the user wrote the shorter number too
+        "Either 5000 or 5001.",  # two numbers begin with it
+        "A loan of 5000.5 dollars.",  # a decimal
+        "A loan of $50 today.",  # not begun by it
+    ]:
+        assert number_guide(source).steer(GCALL + "500", glogits("\n")) is None, source
+    assert (
+        number_guide("A loan of $5000.").steer(GCALL + "500", glogits("700")) is None
+    )  # digits: the model's
+    assert number_guide("A loan of 50000.").steer(GCALL + "50", glogits("\n")) is None  # under three digits
+
+
 def test_numbers_are_left_alone_otherwise():
     for source in [
         "Pay 500 now and 500,000 later.",  # the group is a number of its own too
@@ -492,7 +513,6 @@ def test_numbers_are_left_alone_otherwise():
         assert number_guide(source).steer(GCALL + "500", glogits("\n")) is None, source
     g = number_guide("A loan of $500,000.")
     assert g.steer(GCALL + "700", glogits("\n")) is None  # not the group the user wrote
-    assert g.steer(GCALL + "5000", glogits("\n")) is None  # more than one group's digits
     assert g.steered == 0
 
 
@@ -534,6 +554,138 @@ def test_percentages_are_left_alone_otherwise():
     assert (
         percent_guide("A loan at 5%.").steer(PCALL + "5", plogits("\n")) is None
     )  # started as the model likes
+
+
+# A word's end: a toy vocabulary of its own.
+WPIECES = ["Christian", "ity", "it", "y", "\n", '"', "x", "s", "asc", "ending", "上海", "天气", "lifornia"]
+WIDS = {p: i for i, p in enumerate(WPIECES)}
+RELIGION = {
+    "history": {
+        "properties": {
+            "religion": {"type": "string", "description": "The religion."},
+            "order": {"type": "string", "description": "'asc' for ascending order, or 'desc'."},
+            "kind": {"type": "string", "enum": ["Christian", "Christianity"]},
+            "year": {"type": "integer"},
+        }
+    }
+}
+WCALL = "<tool_call>\n<function=history>\n<parameter={}>\n"
+
+
+def word_guide(source, fmt="qwen35"):
+    return CopyGuide([source], tokenizer(WPIECES), lambda t: WPIECES[t], fmt, margin=4.0, params=RELIGION)
+
+
+def wlogits(top: str) -> np.ndarray:
+    return top_of(WIDS, top)
+
+
+def test_a_value_the_model_ends_inside_one_of_the_users_words_goes_on_to_its_end():
+    g = word_guide("Tell me about Christianity till the 14th century.")
+    # The model would end the value after the word's first token: the rest of the word instead,
+    # whatever its margin (the longest piece), and the model's own end once the word is whole.
+    assert g.steer(WCALL.format("religion") + "Christian", wlogits("\n")) == WIDS["ity"]
+    assert g.steer(WCALL.format("religion") + "Christianit", wlogits("\n")) == WIDS["y"]
+    assert g.steer(WCALL.format("religion") + "Christianity", wlogits("\n")) is None
+    # A string inside JSON (hermes) too.
+    hermes = '<tool_call>\n{"name": "history", "arguments": {"religion": "Christian'
+    assert word_guide("Tell me about Christianity.", "hermes").steer(hermes, wlogits('"')) == WIDS["ity"]
+    assert g.steered == 2
+
+
+def test_word_ends_are_left_alone_otherwise():
+    call = WCALL.format("religion") + "Christian"
+    for source in [
+        "Tell me about Christian history and Christianity.",  # a whole word at one of its places
+        "Tell me about the Christians.",  # a plural ending
+        "Tell me about Christian-era art.",  # not inside a word
+        "Tell me about Christianity and the Christianization.",  # two words go on differently
+    ]:
+        assert word_guide(source).steer(call, wlogits("\n")) is None, source
+    g = word_guide("Sort Christianity texts in ascending order, year 1510.")
+    assert g.steer(WCALL.format("order") + "asc", wlogits("\n")) is None  # the description names 'asc'
+    assert g.steer(WCALL.format("kind") + "Christian", wlogits("\n")) is None  # allowed values: the grammar's
+    assert g.steer(WCALL.format("year") + "Christian", wlogits("\n")) is None  # not a text parameter
+    assert g.steer(call, wlogits("x")) is None  # the model does not end the value here
+    # A cut copy keeps the user's letters as written: "CA" is the model's abbreviation of "California".
+    place = WCALL.format("religion")
+    assert word_guide("Penalties in California.").steer(place + "Ca", wlogits("\n")) == WIDS["lifornia"]
+    assert word_guide("Penalties in California.").steer(place + "CA", wlogits("\n")) is None
+    # Chinese writes no spaces between words: a value may end inside a run of letters.
+    assert word_guide("上海天气如何").steer(WCALL.format("religion") + "上海", wlogits("\n")) is None
+    assert g.steered == 0
+
+
+# Tool names: a toy vocabulary of their own.
+TPIECES = [
+    "us_",
+    "history",
+    "economy",
+    ".population",
+    ".gdp",
+    "No",
+    " fits",
+    "weather",
+    "get",
+    "_team",
+    ">",
+    "x",
+]
+TIDS = {p: i for i, p in enumerate(TPIECES)}
+TOOLS = {"us_history.population": {}, "us_economy.gdp": {}, "weather.humidity": {}, "get_team": {}}
+PRIOR = {"us_history.population": 1.0, "us_economy.gdp": 0.2, "weather.humidity": 0.0, "get_team": 0.0}
+THINK = "\n<think>\n"
+
+
+def name_guide(prior=PRIOR, fmt="qwen35"):
+    return CopyGuide(
+        ["What was the population of California in 1970?"],
+        tokenizer(TPIECES),
+        lambda t: TPIECES[t],
+        fmt,
+        params=TOOLS,
+        prior=prior,
+    )
+
+
+def tlogits(**scores: float) -> np.ndarray:
+    out = np.full(len(TPIECES), -10.0, dtype=np.float32)
+    for piece, v in scores.items():
+        out[TIDS[piece]] = v
+    return out
+
+
+def test_the_tool_the_reasoning_names_is_settled_by_the_requests_words_when_near():
+    g = name_guide()
+    # 2 logits apart, and the request matches us_history.population best: that one.
+    assert g.steer(THINK + "us_", tlogits(economy=10.0, history=8.0)) == TIDS["history"]
+    # 5 logits apart: the model's confident choice stands.
+    assert g.steer(THINK + "us_", tlogits(economy=10.0, history=5.0)) is None
+    # Already the best match, a decline, reasoning in words, a name written whole: left alone.
+    assert g.steer(THINK + "us_", tlogits(history=10.0, economy=9.0)) is None
+    assert g.steer(THINK, tlogits(No=10.0, weather=9.5)) is None
+    assert g.steer(THINK + "The user", tlogits(economy=10.0, history=9.0)) is None
+    assert g.steer(THINK + "us_economy.gdp", tlogits(x=10.0)) is None
+    # No prior (a request that matches no tool): the model chooses.
+    assert name_guide(prior={}).steer(THINK + "us_", tlogits(economy=10.0, history=9.0)) is None
+    assert g.steered == 1
+
+
+def test_the_first_call_is_to_the_tool_its_reasoning_named():
+    think = THINK + "weather.humidity fits; its parameters come from the request.\n</think>\n\n"
+    g = name_guide()
+    call = think + "<tool_call>\n<function="
+    assert g.steer(call, tlogits(get=10.0, weather=2.0)) == TIDS["weather"]
+    assert g.steer(call + "weather", tlogits(x=10.0)) is None  # no piece writes ".humidity>" here
+    assert g.steer(call, tlogits(weather=10.0)) is None  # the model writes it itself
+    # A later call, a call already departed from the name, reasoning that names no tool: the model's.
+    later = call + "weather.humidity>\n</function>\n</tool_call>\n<tool_call>\n<function="
+    assert g.steer(later, tlogits(get=10.0, weather=2.0)) is None
+    assert g.steer(call + "get", tlogits(_team=10.0, weather=2.0)) is None
+    words = THINK + "Look up the humidity.\n</think>\n\n<tool_call>\n<function="
+    assert g.steer(words, tlogits(get=10.0, weather=2.0)) is None
+    assert name_guide(fmt="hermes").steer(call, tlogits(get=10.0, weather=2.0)) is None
+    assert g.steered == 1
 
 
 @pytest.mark.parametrize(
@@ -579,7 +731,7 @@ class GuidedEngine(ScriptedEngine):
         super().__init__(replies)
         self.guides: list[object] = []
 
-    def copy_guide(self, sources, params=None):
+    def copy_guide(self, sources, params=None, prior=None):
         return ("guide", list(sources))
 
     def generate(self, prompt_ids, max_tokens=512, temperature=0.0, on_text=None, guide=None):
@@ -722,6 +874,15 @@ ROUTE_CALL = "<tool_call>\n<function=route>\n<parameter=start>\nSydney\n</parame
         ),
         # a number written with separators, whole
         ("loan", LOAN, "A loan of $500,000 at 5% please.", "<parameter=amount>\n500", ".0\n", "000\n"),
+        # a value the model ends inside one of the user's words, to the word's end
+        (
+            "religion_history",
+            {"type": "object", "properties": {"religion": {"type": "string"}}, "required": ["religion"]},
+            "Tell me more about Christianity and its history till the 14th century",
+            "<parameter=religion>\n",
+            "Christian\n",
+            "Christianity\n",
+        ),
         # a percentage as the fraction the description asks for
         (
             "loan",
@@ -742,3 +903,37 @@ def test_the_real_engine_writes_what_the_user_said_when_guided(
     guide = embedded.copy_guide([request_], {name: params})
     out = embedded.generate(ids, max_tokens=16, guide=guide)
     assert guide.steered >= 1 and out.text.startswith(guided), out.text
+
+
+def test_the_real_engine_names_the_tool_the_request_matches_when_guided(embedded):
+    """Three tools of one family: unaided the model reasons for the population one when asked for
+    a capital; with the request's retrieval scores it names the capital one, and calls it."""
+    from botpsy.agent.retrieval import tool_prior
+    from botpsy.tools.base import Labels, Tool
+
+    country = {
+        "type": "object",
+        "properties": {"country": {"type": "string", "description": "The country name."}},
+        "required": ["country"],
+    }
+    tools = [
+        Tool(f"country_info.{what}", lambda **_: None, f"Fetch the {text} of a country.", country, Labels())
+        for what, text in [
+            ("largest_city", "largest city"),
+            ("capital", "capital city"),
+            ("population", "population"),
+        ]
+    ]
+    request = "What is the capital of Peru?"
+    fmt = embedded.chat_format
+    ids = embedded.tokenize(
+        fmt.system([t.schema() for t in tools], "") + fmt.user(request) + fmt.generation_prompt(True)
+    )
+    plain = embedded.generate(ids, max_tokens=8)
+    assert plain.text.startswith("country_info.population"), f"precondition: unaided {plain.text!r}"
+    prior = tool_prior(request, tools)
+    assert max(prior, key=prior.get) == "country_info.capital"
+    guide = embedded.copy_guide([request], {t.name: t.parameters for t in tools}, prior)
+    out = embedded.generate(ids, max_tokens=40, guide=guide)
+    assert out.text.startswith("country_info.capital"), out.text
+    assert "<function=country_info.capital>" in out.text, out.text

@@ -215,7 +215,7 @@ class AutoEngine(ScriptedEngine):
         if self.refuse:
             raise ValueError("llama.cpp refused it")
 
-    def copy_guide(self, sources, params=None):
+    def copy_guide(self, sources, params=None, prior=None):
         return ("guide", list(sources), dict(params or {}))
 
     def generate(self, prompt_ids, max_tokens=512, temperature=0.0, on_text=None, grammar=None, guide=None):

@@ -33,7 +33,7 @@ from typing import Any, Literal, Protocol
 from botpsy.agent import dates, facts, grounding, guards, history, provenance
 from botpsy.agent.capabilities import is_capability_question
 from botpsy.agent.provenance import GUARD_SOURCES
-from botpsy.agent.retrieval import more_tools, select_tools
+from botpsy.agent.retrieval import more_tools, select_tools, tool_prior
 from botpsy.engine.base import Engine, EngineError, Generation
 from botpsy.protocol.formats import IM_END, THINK_CLOSE
 from botpsy.protocol.messages import Event, Message, ToolCall, Trace
@@ -302,7 +302,8 @@ class Agent:
         extra: dict[str, Any] = {"grammar": self._grammar} if self._grammar is not None else {}
         if self.config.copy_guide and self.tools:  # no tools, no calls to guide
             users = [m.content for m in self.trace.messages if m.role == "user"]
-            guide = self.engine.copy_guide(users, self.tools)
+            prior = tool_prior(" ".join(users), list(self.env.toolbox))
+            guide = self.engine.copy_guide(users, self.tools, prior)
             if guide is not None:
                 extra["guide"] = guide
         ids = self.trace.token_ids + after if after else self.trace.token_ids

@@ -160,6 +160,15 @@ def rank_tools(query: str, tools: Sequence[Tool]) -> list[tuple[Tool, float]]:
     return [(tools[i], scores[i]) for i in order]
 
 
+def tool_prior(query: str, tools: Sequence[Tool]) -> dict[str, float]:
+    """Each tool's BM25 score for the request over the best tool's (1.0 for the best), for the
+    copy guide's choice between tools the model's reasoning names (`CopyGuide._steer_tool_name`);
+    {} when the request matches none."""
+    ranked = rank_tools(query, tools)
+    best = ranked[0][1] if ranked else 0.0
+    return {t.name: score / best for t, score in ranked} if best > 0 else {}
+
+
 def select_tools(query: str, tools: Sequence[Tool], k: int) -> list[Tool]:
     """The k tools most relevant to the request, in installed order (all of them when k <= 0 or
     k >= their number)."""

@@ -122,9 +122,12 @@ class Engine(Protocol):
         """A grammar constraining tool calls to `tools`, passed back to `generate`; None: not supported."""
         ...
 
-    def copy_guide(self, sources: list[str], params: dict[str, dict] | None = None) -> Any | None:
+    def copy_guide(
+        self, sources: list[str], params: dict[str, dict] | None = None, prior: dict[str, float] | None = None
+    ) -> Any | None:
         """A `engine.copy_guide.CopyGuide` over `sources` (the user's words; `params`: each tool's
-        parameters schema, for enum arguments), passed back to
+        parameters schema, for enum arguments; `prior`: how well the request matches each tool,
+        0 to 1), passed back to
         `generate` as `guide`; None: the engine picks its tokens itself."""
         ...
 
@@ -166,7 +169,9 @@ class EngineBase:
     def tool_grammar(self, tools: list[dict], max_calls: int = 8) -> Any | None:
         return None
 
-    def copy_guide(self, sources: list[str], params: dict[str, dict] | None = None) -> Any | None:
+    def copy_guide(
+        self, sources: list[str], params: dict[str, dict] | None = None, prior: dict[str, float] | None = None
+    ) -> Any | None:
         return None
 
     def check_grammar(self, grammar: Any) -> None:

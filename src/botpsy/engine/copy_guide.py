@@ -77,6 +77,8 @@ import numpy as np
 
 CALL_OPEN, CALL_CLOSE = "<tool_call>", "</tool_call>"
 PARAM_OPEN, PARAM_CLOSE = "<parameter=", "</parameter>"
+THINK_OPEN, THINK_CLOSE = "<think>\n", "</think>"
+TOOL_PRIOR = 4.0  # logits the request's best-matching tool gains over one it does not match at all
 MIN_CHARS = 2  # a value shorter than this says too little about where it copies from
 LOOKAHEAD = 32  # characters of the user's words tokenized to find the continuing token
 MARGIN = 8.0  # logits below the model's top token a continuation may lie and still be chosen
@@ -140,6 +142,18 @@ _PERCENT_SCALE = re.compile(r"\bpercent(?:age)?s?\b|\b100\b", re.I)
 # A number written with thousands separators: its first group, then the rest ("500,000",
 # "1,234.5"); not a list of numbers ("1,2,3", "[200,300,400]").
 _GROUPED = re.compile(r"(?<![\d.,\[(])(\d{1,3})(?:,\d{3})+(?:\.\d+)?(?![\d\])]|,\d)")
+
+
+# A whole number written without separators, not a part of a decimal or of a list ("1,2,3").
+_PLAIN = re.compile(r"(?<![\d.,])\d+(?!\d|[.,]\d)")
+
+_WORD_REST = re.compile(r"[^\W_]+")
+
+
+def _spaced_letter(ch: str) -> bool:
+    """A letter or digit of a script that separates words with spaces (Latin, Greek, Cyrillic):
+    in Chinese, Japanese or Thai a value may well end inside a run of letters."""
+    return ch.isalnum() and ord(ch) < 0x0590
 
 
 def _qualifiers(rest: str) -> list[str]:
@@ -260,7 +274,9 @@ class CopyGuide:
 
     `sources`: the user's messages; `tokenize(text)` gives plain-text ids (no markup, no BOS);
     `piece(id)` one token's text; `fmt` the chat format's name ("hermes" or "qwen35"); `params`
-    each tool's parameters schema (for the allowed values of enum arguments)."""
+    each tool's parameters schema (for the allowed values of enum arguments); `prior` how well the
+    request matches each tool, 0 to 1 (`agent.retrieval.tool_prior`), for the tool the reasoning
+    names."""
 
     def __init__(
         self,
@@ -270,8 +286,10 @@ class CopyGuide:
         fmt: str,
         margin: float | None = None,
         params: Mapping[str, Any] | None = None,
+        prior: Mapping[str, float] | None = None,
     ):
         self.sources = [s for s in sources if s]
+        self.prior = dict(prior or {})  # tool name -> how well the request matches it, 0 to 1
         self._lower = [s.lower() for s in self.sources]
         self.params = dict(params or {})  # tool name -> its parameters' JSON schema
         self._named: dict[tuple[str, str], tuple[list[str], str | None]] = {}
@@ -290,9 +308,9 @@ class CopyGuide:
             self._pieces[tok] = self._piece_of(tok)
         return self._pieces[tok]
 
-    def _continuations(self, value: str) -> list[str]:
-        """What follows each place `value` occurs in the user's words (cut before characters a
-        value would have to escape)."""
+    def _continuations(self, value: str, exact: bool = False) -> list[str]:
+        """What follows each place `value` occurs in the user's words, case aside (`exact`: as
+        written), cut before characters a value would have to escape."""
         low, out = value.lower(), []
         for src, src_low in zip(self.sources, self._lower, strict=True):
             at = src_low.find(low)
@@ -300,7 +318,7 @@ class CopyGuide:
                 rest = src[at + len(value) : at + len(value) + LOOKAHEAD]
                 for stop in ('"', "\\", "\n"):
                     rest = rest.split(stop, 1)[0]
-                if rest:
+                if rest and (not exact or src.startswith(value, at)):
                     out.append(rest)
                 at = src_low.find(low, at + 1)
         return out
@@ -315,6 +333,8 @@ class CopyGuide:
         """The token to choose instead of the model's top one at the end of `text`, or None."""
         if not self.sources:
             return None
+        if (choice := self._steer_tool_name(text, logits)) is not None:
+            return choice
         if (choice := self._steer_named_parameter(text, logits)) is not None:
             return choice
         found = _open(text, self.fmt)
@@ -353,8 +373,12 @@ class CopyGuide:
             return self._end(logits, json_string)
         if _ends_value(top_piece, json_string):
             # the model ends the value: its decision, unless the tool's schema asks for a
-            # "City, State" value the user wrote in full (`_steer_format`)
-            return self._steer_format(start, value, argument, rests, json_string, logits)
+            # "City, State" value the user wrote in full (`_steer_format`), or the value stops
+            # inside one of the user's words (`_steer_word_end`)
+            choice = self._steer_format(start, value, argument, rests, json_string, logits)
+            if choice is None:
+                choice = self._steer_word_end(value, argument, json_string, logits)
+            return choice
         if continues(top_piece):
             return None  # already continuing the user's words
         # The token that starts each continuation, and the model's best tokens (a tokenization of
@@ -370,6 +394,63 @@ class CopyGuide:
         floor = float(logits[top]) - self.margin
         # None: the model departs from the user's words with confidence
         return self._take([t for t in valid if float(logits[t]) >= floor], logits)
+
+    def _steer_tool_name(self, text: str, logits: np.ndarray) -> int | None:
+        """Where the model opens its reasoning with a tool's name (the form it was trained on:
+        "NAME fits; its parameters come from the request."), the token that goes on naming a tool
+        by the model's logit plus `TOOL_PRIOR` times the request's match with the best tool that
+        token can still be naming (`prior`). The model's near choices between tools are settled by
+        the request's words; a confident choice stands, and so does reasoning in words or a
+        decline ("No listed tool fits"): only a top token that is itself part of a tool's name is
+        ever replaced, and only by another such token."""
+        at = text.rfind(THINK_OPEN)
+        if at < 0:
+            return None
+        said = text[at + len(THINK_OPEN) :]
+        if THINK_CLOSE in said:
+            return self._steer_call_name(said, logits)
+        if not self.prior:
+            return None
+        names = [n for n in self.prior if n.startswith(said)]
+        if not names or said in self.prior:
+            return None  # not naming a tool, or named one whole
+
+        def score(tok: int) -> float | None:
+            piece = self._piece(tok)
+            fits = [self.prior[n] for n in names if piece and n.startswith(said + piece)]
+            return float(logits[tok]) + TOOL_PRIOR * max(fits) if fits else None
+
+        candidates = self._best(logits) | {self._first_token(n[len(said) :]) for n in names}
+        scored = {t: v for t in candidates if t is not None and (v := score(t)) is not None}
+        top = int(np.argmax(logits))
+        if top not in scored:
+            return None
+        best = max(scored, key=lambda t: scored[t])
+        if best == top:
+            return None
+        self.steered += 1
+        return best
+
+    def _steer_call_name(self, turn: str, logits: np.ndarray) -> int | None:
+        """Within the turn's first qwen35 call, the function the reasoning (`turn`, from after its
+        opening) began by naming ("weather.humidity_forecast fits; …"): the embedded model has
+        named one tool and called another ("get_team_score"). Other calls, and reasoning that does
+        not begin with a listed tool's name, leave the model alone."""
+        think, _, after = turn.partition(THINK_CLOSE)
+        opened = re.search(r"<function=([^>\n]*)$", after)
+        if self.fmt != "qwen35" or opened is None or after.count("<function=") != 1:
+            return None
+        named = max(
+            (n for n in self.params if re.match(rf"{re.escape(n)}(?![\w.-])", think)), key=len, default=None
+        )
+        said = opened.group(1)
+        if named is None or not named.startswith(said):
+            return None  # no tool named, or the call already departed from it
+        rest = named[len(said) :] + ">"
+        top = self._piece(int(np.argmax(logits)))
+        if top and rest.startswith(top):
+            return None  # the model writes it itself
+        return self._write(rest, logits)
 
     def _steer_named_parameter(self, text: str, logits: np.ndarray) -> int | None:
         """Where the model would close a qwen35 call leaving out an optional argument the user
@@ -483,24 +564,17 @@ class CopyGuide:
         that does ("000"), then the end of the value once it holds the whole number ("500000":
         a call's number has no separators). The embedded model stops such numbers at the comma,
         a thousand times too small. Not when the user's words also hold the group as a number of
-        its own. Top-level qwen35 values only (the argument's text, not JSON)."""
+        its own. Likewise where it would end a number of three digits or more that only begins
+        one the user wrote (`_whole_number`: "500" of "$5000", "100000" of "1,000,000"; it loses
+        count of zeros). Top-level qwen35 values only (the argument's text, not JSON)."""
+        top = self._piece(int(np.argmax(logits)))
         target = self._numbers.get(start)
         if target is None:
-            if not re.fullmatch(r"-?\d{1,3}", value):
+            target = self._grouped(value)
+            if target is None and not top[:1].isdigit():
+                target = self._whole_number(value)
+            if target is None:
                 return None
-            found = {
-                m.group(0).replace(",", "")
-                for src in self.sources
-                for m in _GROUPED.finditer(src)
-                if m.group(1) == value.lstrip("-")
-            }
-            alone = any(
-                re.search(rf"(?<![\d.,]){value.lstrip('-')}(?![\d]|,\d)", src) for src in self.sources
-            )
-            if len(found) != 1 or alone:
-                return None
-            target = value[: len(value) - len(value.lstrip("-"))] + found.pop()
-        top = self._piece(int(np.argmax(logits)))
         rest = target[len(value) :] if target.startswith(value) else None
         if rest is None:
             return None  # the model wrote another number: its choice
@@ -514,6 +588,39 @@ class CopyGuide:
         if choice is not None:
             self._numbers[start] = target
         return choice
+
+    def _grouped(self, value: str) -> str | None:
+        """The number the user wrote with separators whose first group `value` is, written whole,
+        or None: none or several, or the group is also a number of its own in the user's words."""
+        digits = value.lstrip("-")
+        if not re.fullmatch(r"\d{1,3}", digits):
+            return None
+        found = {
+            m.group(0).replace(",", "")
+            for src in self.sources
+            for m in _GROUPED.finditer(src)
+            if m.group(1) == digits
+        }
+        alone = any(re.search(rf"(?<![\d.,]){digits}(?![\d]|,\d)", src) for src in self.sources)
+        return value[: len(value) - len(digits)] + found.pop() if len(found) == 1 and not alone else None
+
+    def _whole_number(self, value: str) -> str | None:
+        """The one whole number the user wrote (separators dropped) whose digits `value`, three
+        digits or more, begins and does not end; None where there is none or several, or where
+        the user also wrote `value` itself."""
+        digits = value.lstrip("-")
+        if not re.fullmatch(r"\d{3,}", digits):
+            return None
+        numbers = {m.group(0) for src in self.sources for m in _PLAIN.finditer(src)} | {
+            m.group(0).replace(",", "")
+            for src in self.sources
+            for m in _GROUPED.finditer(src)
+            if "." not in m.group(0)
+        }
+        longer = {n for n in numbers if n.startswith(digits) and len(n) > len(digits)}
+        if digits in numbers or len(longer) != 1:
+            return None
+        return value[: len(value) - len(digits)] + longer.pop()
 
     def _steer_format(
         self,
@@ -554,11 +661,48 @@ class CopyGuide:
             self._extended[start] = target
         return choice
 
+    def _steer_word_end(
+        self,
+        value: str,
+        argument: tuple[str, str] | None,
+        json_string: bool,
+        logits: np.ndarray,
+    ) -> int | None:
+        """Where the model would end a text value inside one of the user's words ("Christian" of
+        "Christianity", "Buddhi" of "Buddhism": the model ends after one of the word's tokens, 9 to
+        19 logits sure), the token that goes on to the word's end, whatever the margin. Only where
+        every place the value occurs in the user's words, as written ("CA" is not a cut copy of
+        "California"), continues the same word, in a script
+        that separates words with spaces; not a plural ending ("panda" of "pandas" is the model's
+        choice), not a value the parameter's description names itself ("asc" of "ascending" where
+        the description allows 'asc'), and only for text parameters without allowed values."""
+        if not (_spaced_letter(value[-1]) and self._is_text(argument)):
+            return None
+        rests = self._continuations(value, exact=True)
+        ends = {m.group(0) if (m := _WORD_REST.match(r)) else "" for r in rests}
+        if len(ends) != 1 or not (rest := ends.pop()) or not _spaced_letter(rest[0]):
+            return None
+        if rest.lower() in ("s", "es"):
+            return None
+        if argument is not None:
+            desc = str(self._param(argument).get("description", "")).lower()
+            if re.search(rf"(?<![^\W_]){re.escape(value.lower())}(?![^\W_])", desc):
+                return None
+        return self._write(rest, logits, json_string)
+
+    def _is_text(self, argument: tuple[str, str] | None) -> bool:
+        """Whether the value open is text: a string inside JSON (`argument` None), or a top-level
+        argument whose schema says string and lists no allowed values."""
+        if argument is None:
+            return True
+        schema = self._param(argument)
+        return schema.get("type") == "string" and not schema.get("enum")
+
     def _write(self, rest: str, logits: np.ndarray, json_string: bool | None = None) -> int | None:
         """The longest token that writes the start of `rest` (its first token as tokenized, or one
         of the model's best), or None; with `json_string`, not one that would end the value. Each
-        rule that has settled a text to write (a place's qualifiers, a number, an argument) writes
-        it through this."""
+        rule that has settled a text to write (a place's qualifiers, a number, an argument, a
+        word's end) writes it through this."""
         valid = [
             t
             for t in {self._first_token(rest)} | self._best(logits)

@@ -303,11 +303,15 @@ class LlamaCppEngine(EngineBase):
 
         return lazy_tool_grammar(self, tools, max_calls=max_calls)
 
-    def copy_guide(self, sources: list[str], params: dict[str, dict] | None = None) -> CopyGuide:
+    def copy_guide(
+        self, sources: list[str], params: dict[str, dict] | None = None, prior: dict[str, float] | None = None
+    ) -> CopyGuide:
         def piece(tok: int) -> str:
             return self.llm.detokenize([tok], special=True).decode("utf-8", errors="ignore")
 
-        return CopyGuide(sources, self._tokenize_text, piece, self.chat_format.name, params=params)
+        return CopyGuide(
+            sources, self._tokenize_text, piece, self.chat_format.name, params=params, prior=prior
+        )
 
     def check_grammar(self, grammar) -> None:
         """Let llama.cpp parse `grammar` (ValueError when it refuses), quietly: llama.cpp prints a
