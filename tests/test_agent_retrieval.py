@@ -219,3 +219,24 @@ def test_auto_shows_every_tool_while_their_preamble_fits_half_the_window(tmp_pat
             assert len(eng.tokenize(eng.prompts[0])) < n_ctx / 2
         else:
             assert len(shown) == len(TOOLS)
+
+
+def test_the_tool_prior_is_each_tools_score_over_the_best():
+    from botpsy.agent.retrieval import tool_prior
+    from botpsy.tools.base import Labels, Tool
+
+    def tool(name, description, parameters):
+        return Tool(name, lambda **_: None, description, parameters, Labels())
+
+    tools = [
+        tool("country_capital", "The capital city of a country.", {"properties": {"country": {}}}),
+        tool("country_population", "The population of a country.", {"properties": {"country": {}}}),
+        # a client's malformed schemas are ranked by what can be read of them, not refused
+        tool("odd", "Odd.", {"properties": ["city"]}),
+        tool("odder", "Odder.", {"properties": {"city": "a city"}}),
+    ]
+    prior = tool_prior("What is the capital of the country Peru?", tools)
+    assert prior["country_capital"] == 1.0
+    assert 0.0 < prior["country_population"] < 1.0  # "country" matches it too, "capital" does not
+    assert prior["odd"] == prior["odder"] == 0.0
+    assert tool_prior("Hello there!", tools) == {}  # nothing matched: no prior at all

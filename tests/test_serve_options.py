@@ -216,7 +216,7 @@ class AutoEngine(ScriptedEngine):
             raise ValueError("llama.cpp refused it")
 
     def copy_guide(self, sources, params=None, prior=None):
-        return ("guide", list(sources), dict(params or {}))
+        return ("guide", list(sources), dict(params or {}), dict(prior or {}))
 
     def generate(self, prompt_ids, max_tokens=512, temperature=0.0, on_text=None, grammar=None, guide=None):
         self.calls.append((grammar, guide))
@@ -249,8 +249,10 @@ def test_auto_tool_choice_holds_calls_to_the_clients_tools_and_guides_them(serve
     assert code == 200
     (grammar, guide), built = engine.calls[-1], engine.built[-1]
     assert grammar == ("lazy", 8) and built == (["get_weather", "get_time"], 8)
-    kind, sources, params = guide
+    kind, sources, params, prior = guide
     assert sources == ["Weather in Paris?", "And in Lyon?"]
+    # The request's match with each tool (for the tool the reasoning names): the weather one best.
+    assert prior == {"get_weather": 1.0, "get_time": 0.0}
     assert params == {
         "get_weather": WEATHER["function"]["parameters"],
         "get_time": TIME["function"]["parameters"],

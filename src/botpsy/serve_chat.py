@@ -175,7 +175,8 @@ class ChatService:
         tools. None without tools shown, or on an engine that takes no guide."""
         if not req.tools or req.options.tool_choice == "none" or not accepts(self.engine, "guide"):
             return None
-        return self.engine.copy_guide([m.content for m in req.messages if m.role == "user"], req.schemas())
+        users = [m.content for m in req.messages if m.role == "user"]
+        return self.engine.copy_guide(users, req.schemas(), req.prior(" ".join(users)))
 
     def _answer(self, req: ChatRequest, gen, watch: AnswerWatch) -> dict[str, Any]:
         fmt, opts = self.engine.chat_format, req.options

@@ -16,11 +16,13 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from botpsy.agent.retrieval import tool_prior
 from botpsy.protocol.messages import Message, ToolCall
 from botpsy.serve_errors import BadRequest
 from botpsy.serve_errors import kind_of as _kind
 from botpsy.serve_options import Options, parse_options
 from botpsy.serve_schema import check_function
+from botpsy.tools.base import Labels, Tool
 
 __all__ = ["BadRequest", "ChatRequest", "Options", "parse_body", "parse_request"]
 
@@ -41,6 +43,19 @@ class ChatRequest:
     def schemas(self) -> dict[str, dict[str, Any]]:
         """Each tool's parameters schema by name (what the parser and the copy guide read)."""
         return {t["function"]["name"]: t["function"].get("parameters") or {} for t in self.tools}
+
+    def prior(self, query: str) -> dict[str, float]:
+        """How well `query` matches each of the client's tools, 0 to 1 (`agent.retrieval.tool_prior`),
+        for the copy guide's choice of the tool the reasoning names, as the agent has it."""
+        tools = [
+            Tool(f["name"], _not_here, str(f.get("description") or ""), f.get("parameters") or {}, Labels())
+            for f in (t["function"] for t in self.tools)
+        ]
+        return tool_prior(query, tools)
+
+
+def _not_here(**_: Any) -> None:
+    """A client's tool runs on the client; the server only ranks it."""
 
 
 def _text(value: Any, where: str, optional: bool = False) -> str | None:

@@ -126,10 +126,10 @@ def query_terms(query: str) -> list[str]:
 
 def tool_document(t: Tool) -> list[str]:
     """The words a tool is found by: name (weighted), suite, description, parameters."""
-    props = t.parameters.get("properties", {})
-    parts = [t.name] * NAME_WEIGHT + [t.suite, t.description]
-    for name, schema in props.items():
-        parts += [name, str(schema.get("description", ""))]
+    props = t.parameters.get("properties") if isinstance(t.parameters, dict) else None
+    parts = [t.name] * NAME_WEIGHT + [t.suite, str(t.description)]
+    for name, schema in props.items() if isinstance(props, dict) else ():
+        parts += [str(name), str(schema.get("description", "")) if isinstance(schema, dict) else ""]
     return words(" ".join(parts))
 
 
