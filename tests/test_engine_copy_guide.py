@@ -503,6 +503,28 @@ def test_a_number_the_model_ends_short_of_the_users_is_written_whole():
     assert number_guide("A loan of 50000.").steer(GCALL + "50", glogits("\n")) is None  # under three digits
 
 
+def scaled_guide(source, description="The loan amount.", kind="integer"):
+    params = {"loan": {"properties": {"amount": {"type": kind, "description": description}}}}
+    return CopyGuide([source], tokenizer(GPIECES), lambda t: GPIECES[t], "qwen35", margin=4.0, params=params)
+
+
+def test_a_number_written_with_a_scale_word_is_written_whole():
+    g = scaled_guide("A loan of 50 million pesos.")
+    assert g.steer(GCALL + "50", glogits("\n")) == GIDS["000"]
+    assert g.steer(GCALL + "50000", glogits("\n")) == GIDS["000"]
+    assert g.steer(GCALL + "50000000", glogits("x")) == GIDS["\n"]
+    for guide in [
+        scaled_guide("A loan of 50 million pesos.", "The amount, in millions."),  # counted in millions
+        scaled_guide("A loan of 50 million pesos.", kind="string"),  # text, not a number
+        scaled_guide("50 million pesos over 50 months."),  # also a number of its own
+        scaled_guide("A cable of 50m."),  # an abbreviation: a length as well as a million
+    ]:
+        assert guide.steer(GCALL + "50", glogits("\n")) is None
+    assert (
+        scaled_guide("A loan of 50 million pesos.").steer(GCALL + "50", glogits("000")) is None
+    )  # the model's
+
+
 def test_numbers_are_left_alone_otherwise():
     for source in [
         "Pay 500 now and 500,000 later.",  # the group is a number of its own too

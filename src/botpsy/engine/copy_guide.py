@@ -55,10 +55,30 @@ separated numbers together 22 wins, 1 loss (live_simple 57 → 71 of 258); flags
 wins, 0 losses; a sentence after the qualifiers ("Riga, Latvia, Can you …") 1 win; percentages 2 wins, 0
 losses; the worlds untouched.
 
+Word ends: a text value the model ends inside one of the user's words goes on to the word's end
+("Christian" of "Christianity", "Buddhi" of "Buddhism": the model ends after one of the word's
+tokens with confidence). Only where every place the value occurs, as written, continues the same
+word; not a plural ending, not a value the parameter's description names ("asc"), not in scripts
+written without spaces. Whole numbers: a number of three digits or more that the model ends short
+of the one number the user wrote that it begins is written whole ("100000" of "1,000,000": it
+loses count of zeros). Measured (`reports/word-ends/`): word ends WORDEND; whole numbers WHOLENUM;
+neither acts on any of the worlds' 190 tasks.
+
+Tool names: the model, trained to open its reasoning with the tool it picks ("NAME fits; its
+parameters come from the request."), picks among similar tools by a logit or two
+(`country_info.population` for "What is the capital of Brazil?"). While the reasoning is naming
+a tool, each token's logit gains `TOOL_PRIOR` times the request's retrieval score for the best tool
+that token can still be naming (`prior`, BM25 over the tools' names and descriptions, the best tool
+1.0: `agent.retrieval.tool_prior`); a top token that is not part of a tool's name (a decline,
+reasoning in words) is never replaced. The turn's first call is then to the tool the reasoning
+named: the model has named one tool and called another. Measured (`reports/word-ends/`):
+TOOLNAME; the worlds' reasoning is in words, and the rule acts on none of their 190 tasks.
+
 Otherwise the model decides where a value starts, where it ends (a closing quote or
-`</parameter>` is not overridden) and what it composes beyond the user's words (a confident
-departure is above the margin). Only the user's own words are sources: a tool result, which may
-carry planted text, is never one. The grammar, applied after, still holds every call to its schema (`engine.grammar`).
+`</parameter>` is not overridden but by the rules above) and what it composes beyond the user's
+words (a confident departure is above the margin). Only the user's own words are sources: a tool
+result, which may carry planted text, is never one; the tool prior reads the request and the
+tools' own schemas. The grammar, applied after, still holds every call to its schema (`engine.grammar`).
 
 Why not a library: llama.cpp's grammars are hard constraints, and "a substring of the request,
 else anything" is not a rule one can write without forbidding every value the model composes;
@@ -146,6 +166,10 @@ _GROUPED = re.compile(r"(?<![\d.,\[(])(\d{1,3})(?:,\d{3})+(?:\.\d+)?(?![\d\])]|,
 
 # A whole number written without separators, not a part of a decimal or of a list ("1,2,3").
 _PLAIN = re.compile(r"(?<![\d.,])\d+(?!\d|[.,]\d)")
+
+# Scale words a number may be written with ("213 million"); not abbreviations ("2m" is a length).
+_SCALES = {"thousand": 3, "million": 6, "billion": 9, "trillion": 12}
+_SCALE_WORDS = "|".join(_SCALES)
 
 _WORD_REST = re.compile(r"[^\W_]+")
 
@@ -351,7 +375,7 @@ class CopyGuide:
                 return choice
             if not json_string and (
                 (choice := self._steer_percent(start, value, argument, logits)) is not None
-                or (choice := self._steer_number(start, value, logits)) is not None
+                or (choice := self._steer_number(start, value, argument, logits)) is not None
             ):
                 return choice
         if len(value.strip()) < MIN_CHARS or not any(c.isalpha() for c in value):
@@ -558,7 +582,9 @@ class CopyGuide:
         desc = schema.get("description")
         return isinstance(desc, str) and bool(_FRACTION.search(desc)) and not _PERCENT_SCALE.search(desc)
 
-    def _steer_number(self, start: int, value: str, logits: np.ndarray) -> int | None:
+    def _steer_number(
+        self, start: int, value: str, argument: tuple[str, str], logits: np.ndarray
+    ) -> int | None:
         """Where the model has written the first digit group of a number the user wrote with
         thousands separators ("500" of "$500,000") and would not go on with its digits, the token
         that does ("000"), then the end of the value once it holds the whole number ("500000":
@@ -566,13 +592,14 @@ class CopyGuide:
         a thousand times too small. Not when the user's words also hold the group as a number of
         its own. Likewise where it would end a number of three digits or more that only begins
         one the user wrote (`_whole_number`: "500" of "$5000", "100000" of "1,000,000"; it loses
-        count of zeros). Top-level qwen35 values only (the argument's text, not JSON)."""
+        count of zeros), or a number the user wrote with a scale word (`_scaled`: "50" of "50
+        million"). Top-level qwen35 values only (the argument's text, not JSON)."""
         top = self._piece(int(np.argmax(logits)))
         target = self._numbers.get(start)
         if target is None:
             target = self._grouped(value)
             if target is None and not top[:1].isdigit():
-                target = self._whole_number(value)
+                target = self._whole_number(value) or self._scaled(value, argument)
             if target is None:
                 return None
         rest = target[len(value) :] if target.startswith(value) else None
@@ -621,6 +648,27 @@ class CopyGuide:
         if digits in numbers or len(longer) != 1:
             return None
         return value[: len(value) - len(digits)] + longer.pop()
+
+    def _scaled(self, value: str, argument: tuple[str, str]) -> str | None:
+        """The number the user wrote with a scale word ("213 million") whose digits `value` is,
+        written whole ("213000000"), for a number argument; None where the user wrote `value`
+        otherwise too, or where the argument counts in that scale ("in millions")."""
+        schema = self._param(argument)
+        digits = value.lstrip("-")
+        if schema.get("type") not in ("integer", "number") or not digits.isdigit():
+            return None
+        words, plain = set(), False
+        for src in self.sources:
+            for m in re.finditer(rf"(?<![\d.,]){digits}(?!\d|[.,]\d)(\s+({_SCALE_WORDS})\b)?", src, re.I):
+                if m.group(2):
+                    words.add(m.group(2).lower())
+                else:
+                    plain = True
+        if plain or len(words) != 1:
+            return None
+        word = words.pop()
+        about = (argument[1] + " " + str(schema.get("description", ""))).lower()
+        return None if word in about else value + "0" * _SCALES[word]
 
     def _steer_format(
         self,
