@@ -61,8 +61,10 @@ tokens with confidence). Only where every place the value occurs, as written, co
 word; not a plural ending, not a value the parameter's description names ("asc"), not in scripts
 written without spaces. Whole numbers: a number of three digits or more that the model ends short
 of the one number the user wrote that it begins is written whole ("100000" of "1,000,000": it
-loses count of zeros). Measured (`reports/word-ends/`): word ends WORDEND; whole numbers WHOLENUM;
-neither acts on any of the worlds' 190 tasks.
+loses count of zeros); so is a number argument the user gave with a scale word ("50 million" →
+50000000, not 50; `_scaled`). Measured (`reports/word-ends/`) on the BFCL items each can act on:
+word ends 4 wins, 0 losses in 27 items; whole numbers 1 win, 0 losses in 10; scale words 1 win in
+2; none acts on any of the worlds' 190 tasks.
 
 Tool names: the model, trained to open its reasoning with the tool it picks ("NAME fits; its
 parameters come from the request."), picks among similar tools by a logit or two
@@ -71,8 +73,9 @@ a tool, each token's logit gains `TOOL_PRIOR` times the request's retrieval scor
 that token can still be naming (`prior`, BM25 over the tools' names and descriptions, the best tool
 1.0: `agent.retrieval.tool_prior`); a top token that is not part of a tool's name (a decline,
 reasoning in words) is never replaced. The turn's first call is then to the tool the reasoning
-named: the model has named one tool and called another. Measured (`reports/word-ends/`):
-TOOLNAME; the worlds' reasoning is in words, and the rule acts on none of their 190 tasks.
+named: the model has named one tool and called another. Measured (`reports/word-ends/`): BFCL
+multiple 9 wins, 0 losses in its 200 items (23 touched); the worlds' reasoning is in words, and
+the rule acts on none of their 190 tasks.
 
 Otherwise the model decides where a value starts, where it ends (a closing quote or
 `</parameter>` is not overridden but by the rules above) and what it composes beyond the user's
