@@ -7,6 +7,7 @@ the reasoning's tool and the first call's).
     python reports/word-ends/run.py bfcl OUT.jsonl $(cat ids.txt)
     python reports/word-ends/run.py worlds OUT.jsonl            # the 190 held-out world tasks
     python reports/word-ends/run.py --rule=whole-number candidates > ids.txt   # and so on
+    python reports/word-ends/run.py --rule=all worlds OUT.jsonl calendar 60     # all four: the calendar's 60
 
 `candidates` (word ends, whole numbers, scale words): such a rule acts only where the model ends a
 value cut short of the user's (a text value inside one of the user's words; a number of three
@@ -44,18 +45,23 @@ RULES = {
     "tool-name": "_steer_tool_name",
 }
 RULE = sys.argv.pop(1)[len("--rule=") :] if sys.argv[1].startswith("--rule=") else "word-end"
-_rule = getattr(CG.CopyGuide, RULES[RULE])
 
 
-def logged(self, value, *args):
-    """The rule, off when ON is false; what it chose (a piece, or the number to complete) logged."""
-    chosen = _rule(self, value, *args) if ON[0] else None
-    if chosen is not None:
-        FIRED.append((value, chosen if isinstance(chosen, str) else self._piece(chosen)))
-    return chosen
+def logging(name: str):
+    """The rule `name`, off when ON is false; what it chose (a piece, or the number to complete) logged."""
+    rule = getattr(CG.CopyGuide, name)
+
+    def logged(self, value, *args):
+        chosen = rule(self, value, *args) if ON[0] else None
+        if chosen is not None:
+            FIRED.append((value, chosen if isinstance(chosen, str) else self._piece(chosen)))
+        return chosen
+
+    return logged
 
 
-setattr(CG.CopyGuide, RULES[RULE], logged)
+for _name in RULES.values() if RULE == "all" else [RULES[RULE]]:
+    setattr(CG.CopyGuide, _name, logging(_name))
 
 
 def cut_word(value, words: str) -> bool:
@@ -128,9 +134,10 @@ def main() -> None:
     engine = load_engine(None, n_threads=1)
     with open(sys.argv[2], "a") as out:
         if mode == "worlds":
-            for d in domain_names("all"):
+            domains, n = (sys.argv[3], int(sys.argv[4])) if len(sys.argv) > 4 else ("all", 10)
+            for d in domain_names(domains):
                 dom = get_domain(d)
-                for t in dom.generate(10, 1000, "eval"):
+                for t in dom.generate(n, 1000, "eval"):
 
                     def task(dom=dom, t=t):
                         result = run_task(lambda _: engine, dom, t, AgentConfig(max_tokens=256))[1]
