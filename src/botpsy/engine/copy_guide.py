@@ -720,13 +720,13 @@ class CopyGuide:
         logits: np.ndarray,
     ) -> int | None:
         """Where the model would end a text value inside one of the user's words ("Christian" of
-        "Christianity", "Buddhi" of "Buddhism": the model ends after one of the word's tokens, 9 to
-        19 logits sure), the token that goes on to the word's end, whatever the margin. Only where
+        "Christianity", "Buddhi" of "Buddhism": the model ends after one of the word's tokens, 4 to
+        36 logits sure), the token that goes on to the word's end, whatever the margin. Only where
         every place the value occurs in the user's words, as written ("CA" is not a cut copy of
-        "California"), continues the same word, in a script
-        that separates words with spaces; not a plural ending ("panda" of "pandas" is the model's
-        choice), not a value the parameter's description names itself ("asc" of "ascending" where
-        the description allows 'asc'), and only for text parameters without allowed values."""
+        "California"), continues the same word, in a script that separates words with spaces; not
+        a plural ending ("panda" of "pandas" is the model's choice), not a value the parameter's
+        description names itself ("asc" of "ascending" where the description allows 'asc'), and
+        only for text parameters without allowed values."""
         if not (_spaced_letter(value[-1]) and self._is_text(argument)):
             return None
         rests = self._continuations(value, exact=True)
