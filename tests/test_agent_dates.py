@@ -64,12 +64,28 @@ def test_a_time_combines_with_the_one_date_named():
 
 def test_annotate_appends_one_line_only_when_there_is_something_to_resolve():
     assert annotate("Hi!", TUESDAY) == "Hi!"
-    assert annotate("at 2pm tomorrow", None) == "at 2pm tomorrow"  # no clock given: unchanged
+    assert annotate("at 2pm tomorrow", None) == "at 2pm tomorrow"  # no clock: "tomorrow" is unknown
     out = annotate("Add gym at 6pm tomorrow", TUESDAY)
     assert out.splitlines() == [
         "Add gym at 6pm tomorrow",
         "(resolved: tomorrow = Wednesday 2026-12-02; 6pm = 18:00 = 2026-12-02T18:00)",
     ]
+
+
+def test_without_a_clock_only_what_no_clock_changes_is_resolved():
+    # A date that states its year, a clock time, a duration: the same line on any day.
+    assert annotate("Weather in Fremont on March 1st 2023.", None).splitlines()[1] == (
+        "(resolved: March 1st 2023 = Wednesday 2023-03-01; no time given)"
+    )
+    assert annotate("Book it for the 12th of March 2023 at 3pm", None).splitlines()[1] == (
+        "(resolved: the 12th of March 2023 = Sunday 2023-03-12; 3pm = 15:00 = 2023-03-12T15:00)"
+    )
+    assert annotate("A 2 hour slot at 9am", None).endswith(
+        "(resolved: 9am = 09:00; 2 hour = 120 minutes; no date given)"
+    )
+    # Anything a clock would change leaves the request as it is, the rest of it too.
+    for text in ["today, April 25th 2023", "on March 1st", "next Friday at 2pm", "in 3 days", "Hi!"]:
+        assert annotate(text, None) == text, text
 
 
 def test_the_agent_shows_the_model_the_resolved_line(tmp_path):

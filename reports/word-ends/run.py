@@ -28,6 +28,7 @@ import sys
 from table import recorded
 
 import botpsy.engine.copy_guide as CG
+from botpsy.agent import dates
 from botpsy.agent.loop import AgentConfig
 from botpsy.engine.load import load_engine
 from botpsy.eval import bfcl as B
@@ -60,8 +61,23 @@ def logging(name: str):
     return logged
 
 
-for _name in RULES.values() if RULE == "all" else [RULES[RULE]]:
+for _name in RULES.values() if RULE == "all" else [RULES.get(RULE)] if RULE in RULES else []:
     setattr(CG.CopyGuide, _name, logging(_name))
+_annotate = dates.annotate
+
+
+def clockless(text, today, earlier=""):
+    """`--rule=dates`: the resolved line without a clock (`agent.dates.annotate`), off as before it."""
+    if today is None and not ON[0]:
+        return text
+    out = _annotate(text, today, earlier)
+    if today is None and out != text:
+        FIRED.append((text[:40], out[len(text.rstrip()) :]))
+    return out
+
+
+if RULE == "dates":
+    dates.annotate = clockless
 
 
 def cut_word(value, words: str) -> bool:
@@ -93,6 +109,11 @@ def cut_scaled(value, words: str) -> bool:
     )
 
 
+def dated(value, words: str) -> bool:
+    """`--rule=dates`: whether the request gets a resolved line without a clock (any value will do)."""
+    return _annotate(words, None) != words
+
+
 def values(x):
     if isinstance(x, dict | list):
         for v in x.values() if isinstance(x, dict) else x:
@@ -103,13 +124,13 @@ def values(x):
 
 def candidates() -> None:
     """The items whose recorded calls hold a value the rule would act on (module doc)."""
-    cut = {"word-end": cut_word, "whole-number": cut_number, "scaled": cut_scaled}[RULE]
+    cut = {"word-end": cut_word, "whole-number": cut_number, "scaled": cut_scaled, "dates": dated}[RULE]
     calls = {key: calls for key, (_, calls) in recorded().items()}
     for cat in CATEGORIES:
         ids = []
         for e in load_category(cat):
             words = " ".join(m["content"] for turn in e["question"] for m in turn if m["role"] == "user")
-            if any(cut(v, words) for v in values(calls.get((cat, e["id"])) or [])):
+            if any(cut(v, words) for v in [*values(calls.get((cat, e["id"])) or []), None]):
                 ids.append(e["id"])
         if ids:
             print(f"{cat}:{','.join(ids)}")

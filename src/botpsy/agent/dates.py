@@ -219,13 +219,25 @@ def answered_turn(previous_user: str, last_reply: str) -> str:
     return previous_user if last_reply.rstrip().endswith("?") else ""
 
 
+# Two days far apart (years, weekdays, seasons): a resolution the same on both needs no clock.
+_CLOCKLESS = (date(2001, 1, 1), date(2030, 7, 15))
+
+
 def annotate(text: str, today: date | None, earlier: str = "") -> str:
     """`text` with a "(resolved: …)" line when it holds date, time or duration phrases (or the
     conversation so far lacks a date or a time); unchanged otherwise. `earlier`: the raw user
-    turn this one answers (`answered_turn`), or ""."""
+    turn this one answers (`answered_turn`), or "".
+
+    Without a clock (`today` None: an evaluation set's requests, written on other days), the line
+    is given only where no clock could change it: dates that state their year ("March 1st 2023 =
+    Wednesday 2023-03-01"), clock times, durations. A request with "tomorrow", a weekday or a
+    month and day without a year stays as it is."""
     if today is None:
-        return text
-    parts = resolve(text, today, earlier)
+        parts = resolve(text, _CLOCKLESS[0], earlier)
+        if parts != resolve(text, _CLOCKLESS[1], earlier):
+            return text
+    else:
+        parts = resolve(text, today, earlier)
     if not parts:
         return text
     return f"{text.rstrip()}\n(resolved: {'; '.join(parts)})"
@@ -233,7 +245,10 @@ def annotate(text: str, today: date | None, earlier: str = "") -> str:
 
 def annotate_messages(messages: list[Message], today: date | None, previous_user: str = "") -> list[Message]:
     """User turns with the runtime's resolved line, each read with the turn it answers: what the
-    agent shows the model, for conversations built without it (training data, RL prompts)."""
+    agent shows the model, for conversations built without it (training data, RL prompts).
+    `today` None: no line at all (data for a model trained without it, `sft.resolve_dates`)."""
+    if today is None:
+        return list(messages)
     out, reply = [], ""
     for m in messages:
         if m.role == "user":

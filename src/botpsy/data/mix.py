@@ -272,7 +272,8 @@ def world_conversation(
         gold = declined_variant(task, confirm) if rng.random() < cfg.declined_share else None
         if done:
             gold = done[1]
-        conv.messages.append(Message("user", annotate(user, today, answered_turn(*said)) + note))
+        shown_user = annotate(user, today, answered_turn(*said)) if today else user  # None: no line
+        conv.messages.append(Message("user", shown_user + note))
         raw = gold or task.gold_messages()
         conv.messages.extend(annotate_messages(raw, today, previous_user=user))
         said = (
