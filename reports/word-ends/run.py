@@ -1,7 +1,8 @@
-"""Four copy-guide rules, each measured with it on and off: word ends (`--rule=word-end`, the
-default: `CopyGuide._steer_word_end`), whole numbers (`--rule=whole-number`: `_whole_number`),
-scale words (`--rule=scaled`: `_scaled`) and tool names (`--rule=tool-name`: `_steer_tool_name`,
-the reasoning's tool and the first call's).
+"""Four copy-guide rules and the date line without a clock, each measured with it on and off: word
+ends (`--rule=word-end`, the default: `CopyGuide._steer_word_end`), whole numbers
+(`--rule=whole-number`: `_whole_number`), scale words (`--rule=scaled`: `_scaled`), tool names
+(`--rule=tool-name`: `_steer_tool_name`, the reasoning's tool and the first call's) and dates
+(`--rule=dates`: `agent.dates.annotate` with no clock; off, no line as before).
 
     python reports/word-ends/run.py candidates > ids.txt        # BFCL items word ends can act on
     python reports/word-ends/run.py bfcl OUT.jsonl $(cat ids.txt)
