@@ -367,12 +367,16 @@ def named_guide(source="The weather in Paris in fahrenheit?", fmt="qwen35", para
     return CopyGuide([source], tokenizer(NPIECES), lambda t: NPIECES[t], fmt, margin=4.0, params=params)
 
 
-def nlogits(top: str, **others: float) -> np.ndarray:
-    out = np.full(len(NPIECES), -10.0, dtype=np.float32)
-    out[NIDS[top]] = 10.0
-    for piece, v in others.items():
-        out[NIDS[piece]] = v
+def scored(ids: dict[str, int], scores: dict[str, float]) -> np.ndarray:
+    """Toy logits over the vocabulary `ids`: the pieces of `scores` at theirs, every other at -10."""
+    out = np.full(len(ids), -10.0, dtype=np.float32)
+    for piece, v in scores.items():
+        out[ids[piece]] = v
     return out
+
+
+def nlogits(top: str, **others: float) -> np.ndarray:
+    return scored(NIDS, {top: 10.0, **others})
 
 
 def test_an_optional_enum_argument_the_user_named_is_written_before_the_call_closes():
@@ -461,9 +465,7 @@ def number_guide(source):
 
 def top_of(ids: dict[str, int], top: str) -> np.ndarray:
     """Toy logits: `top` well ahead of every other piece of the vocabulary `ids`."""
-    out = np.full(len(ids), -10.0, dtype=np.float32)
-    out[ids[top]] = 10.0
-    return out
+    return scored(ids, {top: 10.0})
 
 
 def glogits(top: str) -> np.ndarray:
@@ -671,10 +673,7 @@ def name_guide(prior=PRIOR, fmt="qwen35"):
 
 
 def tlogits(**scores: float) -> np.ndarray:
-    out = np.full(len(TPIECES), -10.0, dtype=np.float32)
-    for piece, v in scores.items():
-        out[TIDS[piece]] = v
-    return out
+    return scored(TIDS, scores)
 
 
 def test_the_tool_the_reasoning_names_is_settled_by_the_requests_words_when_near():

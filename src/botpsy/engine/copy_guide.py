@@ -177,6 +177,11 @@ _SCALE_WORDS = "|".join(_SCALES)
 _WORD_REST = re.compile(r"[^\W_]+")
 
 
+def _whole_word(word: str, text: str) -> bool:
+    """Whether `word` occurs in `text` as a whole word (no letter or digit either side)."""
+    return re.search(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])", text) is not None
+
+
 def _spaced_letter(ch: str) -> bool:
     """A letter or digit of a script that separates words with spaces (Latin, Greek, Cyrillic):
     in Chinese, Japanese or Thai a value may well end inside a run of letters."""
@@ -737,7 +742,7 @@ class CopyGuide:
             return None
         if argument is not None:
             desc = str(self._param(argument).get("description", "")).lower()
-            if re.search(rf"(?<![^\W_]){re.escape(value.lower())}(?![^\W_])", desc):
+            if _whole_word(value.lower(), desc):
                 return None
         return self._write(rest, logits, json_string)
 
@@ -832,10 +837,7 @@ class CopyGuide:
             named = [
                 m
                 for m in members
-                if len(m) >= MIN_CHARS
-                and any(
-                    re.search(rf"(?<![^\W_]){re.escape(m.lower())}(?![^\W_])", low) for low in self._lower
-                )
+                if len(m) >= MIN_CHARS and any(_whole_word(m.lower(), low) for low in self._lower)
             ]
             self._named[argument] = (members, named[0] if len(named) == 1 else None)
         return self._named[argument]
