@@ -4,7 +4,15 @@ from datetime import date
 
 import pytest
 
-from botpsy.agent.dates import annotate, answered_turn, find_dates, find_durations, find_times, resolve
+from botpsy.agent.dates import (
+    annotate,
+    answered_turn,
+    find_dates,
+    find_durations,
+    find_times,
+    resolve,
+    stated_date,
+)
 
 TUESDAY = date(2026, 12, 1)
 
@@ -146,3 +154,18 @@ def test_the_agent_reads_a_reply_with_the_turn_it_answers(tmp_path):
     users = [m.content for m in agent.trace.messages if m.role == "user"]
     assert users[0].endswith("no time given)")
     assert users[1].endswith("(resolved: 4 pm = 16:00 = 2026-12-11T16:00)")
+
+
+@pytest.mark.parametrize(
+    "text, day",
+    [
+        ("The current time is August 20, 2021, Friday。", date(2021, 8, 20)),
+        ("Today is Saturday, March 12, 2022.", date(2022, 3, 12)),
+        ("Today is 2020-08-11, Tuesday.", date(2020, 8, 11)),
+        ("Today is Friday.", None),  # a weekday alone depends on the clock
+        ("See you on March 12.", None),  # no year: no date is stated in full
+        ("", None),
+    ],
+)
+def test_stated_date_reads_a_full_date_and_nothing_a_clock_would_change(text, day):
+    assert stated_date(text) == day

@@ -88,6 +88,28 @@ def test_a_model_step_is_judged_by_acebench_rules(checkout, text, ok, reason):
     assert (r.ok, r.reason) == (ok, reason)
 
 
+def test_the_items_stated_time_is_the_agents_clock_for_relative_dates(checkout):
+    d, root = checkout
+    item = dict(items()["normal_single_turn_single_function"][0][0])
+    item.update(question="user: Weather in Paris tomorrow, for 3 days.", time="Today is 2020-08-11, Tuesday.")
+    engine = ScriptedEngine(["ok\n</think>\n\n" + CALL.format(city="Paris")])
+    ace.run_single(
+        "normal_single_turn_single_function", {**item, "truth": [{}]}, engine, "m", ace.AceConfig()
+    )
+    prompt = engine.prompts[-1]
+    assert "tomorrow = Wednesday 2020-08-12" in prompt
+    # without a stated time the agent has no clock: "tomorrow" stays unresolved
+    engine = ScriptedEngine(["ok\n</think>\n\n" + CALL.format(city="Paris")])
+    ace.run_single(
+        "normal_single_turn_single_function",
+        {**item, "time": "", "truth": [{}]},
+        engine,
+        "m",
+        ace.AceConfig(),
+    )
+    assert "(resolved:" not in engine.prompts[-1]
+
+
 def test_the_grounding_guard_holds_an_invented_number_and_keeps_the_model_alone_verdict(checkout):
     invented = CALL.format(city="Paris").replace("\n3\n", "\n4999\n")  # the question says 3 days
     item = items()["normal_single_turn_single_function"][0][0]

@@ -325,6 +325,26 @@ def test_sampling_keeps_whole_conversations_in_multi_turn_categories():
     ]
 
 
+def test_functions_that_declare_arguments_keep_their_parameters():
+    # ACEBench's atom categories declare their distractors' parameters under "arguments", and its
+    # inference shows the model the raw list: a distractor read as parameterless invites `f()`.
+    distractor = {
+        "name": "pollen_alerts",
+        "description": "Pollen alerts for a region.",
+        "arguments": {
+            "type": "object",
+            "properties": {"region": {"type": "string"}, "level": {"type": "string", "enum": ["low", "high"]}},
+            "required": ["region", "absent"],
+        },
+        "results": {"type": "array"},
+    }
+    (w, d) = data.acebench_tools([WEATHER, distractor])
+    assert d.parameters["required"] == ["region"]
+    assert d.parameters["properties"]["level"]["enum"] == ["low", "high"]
+    assert w.parameters["required"] == ["city", "days"]
+    assert data.function_parameters({"name": "f", "arguments": "oops"}) == {}
+
+
 def test_acebench_types_become_json_schema():
     (w, r) = data.acebench_tools(FUNCS)
     assert w.parameters["type"] == "object" and w.parameters["required"] == ["city", "days"]

@@ -223,6 +223,14 @@ def answered_turn(previous_user: str, last_reply: str) -> str:
 _CLOCKLESS = (date(2001, 1, 1), date(2030, 7, 15))
 
 
+def stated_date(text: str) -> date | None:
+    """The first date `text` states in full, year included ("The current time is August 20, 2021,
+    Friday", "Today is 2020-08-11"), the same whatever the clock; None without one. An evaluation
+    item's "now" read this way is the clock an agent deployed that day would have had."""
+    other = dict(find_dates(text, _CLOCKLESS[1]))
+    return next((d for phrase, d in find_dates(text, _CLOCKLESS[0]) if other.get(phrase) == d), None)
+
+
 def annotate(text: str, today: date | None, earlier: str = "") -> str:
     """`text` with a "(resolved: …)" line when it holds date, time or duration phrases (or the
     conversation so far lacks a date or a time); unchanged otherwise. `earlier`: the raw user

@@ -35,9 +35,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any
 
+from botpsy.agent.dates import stated_date
 from botpsy.agent.loop import Agent, AgentConfig
 from botpsy.engine.base import Engine, EngineError
 from botpsy.eval import acebench_checker as checker
@@ -168,12 +170,15 @@ def _raise_on_error(trace: Trace) -> None:
         )
 
 
-def _agent(engine: Engine, env: Any, system: str, config: AceConfig, steps: int) -> Agent:
+def _agent(
+    engine: Engine, env: Any, system: str, config: AceConfig, steps: int, today: date | None = None
+) -> Agent:
     agent = Agent(
         engine,
         env,
         system,
-        AgentConfig(
+        today=today,
+        config=AgentConfig(
             max_steps=steps,
             max_tokens=config.max_tokens,
             temperature=config.temperature,
@@ -190,7 +195,10 @@ def run_single(
     category: str, item: dict[str, Any], engine: Engine, model: str, config: AceConfig
 ) -> ItemResult:
     """A normal or special item: one model step, judged on its calls (normal) or its text (special)."""
-    agent = _agent(engine, StubEnv(item), system_prompt(category, item), config, 1)
+    # The item's stated "now" is the agent's clock, as a deployed agent's would be: its resolved-
+    # dates line then reads "tomorrow" as the item's answer does (the system text states it too).
+    today = stated_date(str(item.get("time") or ""))
+    agent = _agent(engine, StubEnv(item), system_prompt(category, item), config, 1, today)
     trace = agent.send(user_text(item["question"]))
     _raise_on_error(trace)
     step = next((e for e in trace.events if e.kind == "model"), None)

@@ -176,6 +176,16 @@ def _not_run(state: Any, **kwargs: Any) -> str:
     raise RuntimeError("ACEBench calls run on the episode's simulated APIs, not through Tool.fn")
 
 
+def function_parameters(f: dict[str, Any]) -> dict[str, Any]:
+    """A function's parameters schema. ACEBench writes most under "parameters", but 605 of the
+    English functions (the distractors of the four atom categories) under "arguments"; its own
+    inference shows the model the raw function list, so those parameters are part of the item."""
+    for key in ("parameters", "arguments"):
+        if isinstance(f.get(key), dict):
+            return f[key]
+    return {}
+
+
 def acebench_tools(functions: list[dict[str, Any]]) -> list[Tool]:
     """The item's functions as botpsy tools (first of duplicate names wins); no labels: nothing is real."""
     tools, seen = [], set()
@@ -184,10 +194,9 @@ def acebench_tools(functions: list[dict[str, Any]]) -> list[Tool]:
         if not name or name in seen:
             continue
         seen.add(name)
-        params = to_json_schema({**(f.get("parameters") or {}), "type": "object"})
+        declared = function_parameters(f)
+        params = to_json_schema({**declared, "type": "object"})
         params.setdefault("properties", {})
-        params["required"] = [
-            r for r in (f.get("parameters") or {}).get("required", []) or [] if r in params["properties"]
-        ]
+        params["required"] = [r for r in declared.get("required", []) or [] if r in params["properties"]]
         tools.append(Tool(name, _not_run, f.get("description", ""), params, Labels(), suite="acebench"))
     return tools
