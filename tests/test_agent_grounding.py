@@ -185,6 +185,17 @@ def test_only_system_user_and_tool_turns_ground_a_number():
     )
 
 
+def test_the_question_names_a_value_once_however_many_calls_lacked_it():
+    calls = [ToolCall("monitor", {"devices": [], "every": n}) for n in ("5min", "15min", "1h")]
+    calls.append(ToolCall("alert", {"to": ""}))
+    held = held_calls(calls, {}, [Message("user", "Watch the bandwidth every 5min, 15min and 1h")])
+    assert len(held) == 4
+    assert ask_for(held, calls) == (
+        "I don't have the devices for monitor; the to for alert: you haven't said, and I won't guess. "
+        "What should I use?"
+    )
+
+
 def test_the_gold_of_every_training_conversation_is_grounded():
     """Worlds (all suites and cross-suite), every task kind, and unseen synthetic tools: the
     conversations the model learns from never hold a number the guard would stop."""

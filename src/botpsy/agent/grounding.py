@@ -313,5 +313,7 @@ def ask_for(held: dict[str, list[tuple[str, Any]]], calls: list[ToolCall]) -> st
         if missing:
             names = [k.replace("_", " ") for k, _ in missing]
             listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-            parts.append(f"the {listed} for {c.name}")
+            part = f"the {listed} for {c.name}"
+            if part not in parts:  # three calls of one tool lacking one value: asked once
+                parts.append(part)
     return f"I don't have {'; '.join(parts)}: you haven't said, and I won't guess. What should I use?"
