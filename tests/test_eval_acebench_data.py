@@ -333,7 +333,10 @@ def test_functions_that_declare_arguments_keep_their_parameters():
         "description": "Pollen alerts for a region.",
         "arguments": {
             "type": "object",
-            "properties": {"region": {"type": "string"}, "level": {"type": "string", "enum": ["low", "high"]}},
+            "properties": {
+                "region": {"type": "string"},
+                "level": {"type": "string", "enum": ["low", "high"]},
+            },
             "required": ["region", "absent"],
         },
         "results": {"type": "array"},
