@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from botpsy.agent.loop import Agent, AgentConfig
-from botpsy.engine.copy_guide import CopyGuide, _qualifiers, open_argument, open_value
+from botpsy.engine.copy_guide import CopyGuide, _qualifiers, looping, open_argument, open_value
 from botpsy.engine.oracle import ScriptedEngine
 from botpsy.stores.workspace import Workspace
 
@@ -137,6 +137,39 @@ def test_strings_inside_qwen35_json_values_are_guided_and_end_at_their_quote():
     g = guide(fmt="qwen35")
     assert g.steer(QWEN + '[{"city": "LOS', logits(LA=5.0, Angeles=2.0)) == IDS[" Angeles"]
     assert g.steer(QWEN + '{"city": "Los Angeles', logits(quote=5.0, **{"and": 4.9})) is None
+
+
+CYCLE = " (eclipse in Athens, 2022-01-05T0.01)  #"
+
+
+@pytest.mark.parametrize(
+    "value, loops",
+    [
+        ('{"start": "]] (2022-01-01' + CYCLE * 3, True),
+        ("]]" + CYCLE * 3 + " (ecl", True),  # caught at any point of the cycle
+        ("]]" + CYCLE * 2, False),  # twice is not yet a loop
+        ("0x" + "0" * 40, False),  # a run of one character is a number or an address
+        ("abab" * 12, False),  # two characters: a loop only once they run 64 characters
+        ("abab" * 16, True),
+        ("3999.9999962" + "3" * 63, False),
+        ("3999.9999962" + "3" * 64, True),
+        ("Red and blue circle logo. Red and yellow circle logo. Green circle logo.", False),
+    ],
+)
+def test_a_value_written_three_times_over_is_a_loop(value, loops):
+    assert looping(value) is loops
+
+
+def test_a_looping_value_is_ended_whatever_the_model_prefers():
+    g = guide(fmt="qwen35")
+    looped = "xx, xx, xx, xx, xx, xx, xx, xx, xx"
+    assert looping(looped)
+    assert g.steer(QWEN + looped, logits(LA=9.0, H=8.0)) == IDS["\n"]  # a line value ends at its new line
+    assert (
+        g.steer(QWEN + '{"city": "' + looped, logits(LA=9.0, H=8.0)) == IDS['"']
+    )  # a JSON string at its quote
+    assert guide().steer(HERMES + looped, logits(LA=9.0)) == IDS['"']
+    assert g.steer(QWEN + "xx, xx", logits(LA=9.0, H=8.0)) is None
 
 
 def test_no_sources_no_guidance():
@@ -958,3 +991,41 @@ def test_the_real_engine_names_the_tool_the_request_matches_when_guided(embedded
     out = embedded.generate(ids, max_tokens=40, guide=guide)
     assert out.text.startswith("country_info.capital"), out.text
     assert "<function=country_info.capital>" in out.text, out.text
+
+
+def test_a_list_whose_items_cycle_is_closed_after_an_item():
+    pieces = ["]", ",", "\n", '"', "x"]
+    g = CopyGuide(["Roads and baths"], tokenizer(pieces), lambda t: pieces[t], "qwen35")
+    top = np.array([0.0, 9.0, 1.0, 0.0, 0.0], dtype=np.float32)  # the model would write another item
+    head = "<tool_call>\n<function=sites>\n<parameter=features>\n["
+    item = '{"type": "roads", "detail": "full"}\n, {"type": "baths", "detail": "full"}\n, '
+    looped = head + '{"type": "x"}, ' + item * 4
+    assert g.steer(looped.rstrip(", "), top) == pieces.index("]")
+    assert g.steer((head + '{"type": "x"}, ' + item * 2).rstrip(", "), top) is None  # twice: not yet
+    assert g.steer(looped + '{"type": "roads}', top) is None  # inside a string: not between items
+
+
+def test_no_value_the_model_was_trained_to_write_is_cut_as_a_loop():
+    """Every prefix of every text value in the gold calls of the training mix (worlds, generated
+    tools, rich shapes) is written out: the loop cut never ends a value the model should write."""
+    from botpsy.data.mix import MixConfig, mix_conversations
+
+    def texts(value):
+        if isinstance(value, str):
+            yield value
+        for inner in value.values() if isinstance(value, dict) else value if isinstance(value, list) else ():
+            yield from texts(inner)
+
+    convs = mix_conversations(
+        300, seed=11, cfg=MixConfig(domains=("all",), synthetic_share=0.25, synthetic_rich=0.7)
+    )
+    values = [
+        s
+        for c in convs
+        for m in c.messages
+        if m.role == "assistant"
+        for call in m.tool_calls
+        for s in texts(call.arguments)
+    ]
+    assert len(values) > 1000
+    assert [s for s in values if any(looping(s[:k]) for k in range(1, len(s) + 1))] == []

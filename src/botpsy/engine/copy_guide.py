@@ -77,6 +77,13 @@ named: the model has named one tool and called another. Measured (`reports/word-
 multiple 9 wins, 0 losses in its 200 items (23 touched); the worlds' reasoning is in words, and
 the rule acts on none of their 190 tasks.
 
+Loops: greedy decoding that falls into a cycle inside a value writes the same block until the
+token cap, and the call never closes (ACEBench's nested objects: 8 of 88 items ran to the cap,
+"… (total solar eclipse in Athens, Greece, 2022-01-05T0.0000000000000001)  # 3.0000000000000001 …"
+or "3999.9999999999999996233333…"). A value that ends in one block written over and over
+(`looping`) is ended there, whatever the model prefers, and a list parameter whose items cycle
+is closed after an item (`open_list`); the call then closes and is judged, or held, like any other. No text value of the training mix's gold calls ever reads as a loop.
+
 Otherwise the model decides where a value starts, where it ends (a closing quote or
 `</parameter>` is not overridden but by the rules above) and what it composes beyond the user's
 words (a confident departure is above the margin). Only the user's own words are sources: a tool
@@ -106,6 +113,10 @@ MIN_CHARS = 2  # a value shorter than this says too little about where it copies
 LOOKAHEAD = 32  # characters of the user's words tokenized to find the continuing token
 MARGIN = 8.0  # logits below the model's top token a continuation may lie and still be chosen
 TOP_K = 16  # the model's best tokens also checked as continuations (a tokenization may differ)
+LOOP_BLOCK = 8  # a value that ends in a block of at least this many characters …
+LOOP_TIMES = 3  # … written this many times in a row is looping, and is ended
+LOOP_MAX_BLOCK = 256  # longer cycles are not looked for (the check runs at every token of a value)
+LOOP_RUN = 64  # a block shorter or plainer than that loops once it has run this many characters
 
 
 # A comma-joined place format in a parameter's description: an example after "e.g.", "such as",
@@ -264,26 +275,54 @@ def open_argument(text: str, fmt: str) -> tuple[str, str] | None:
     return found[2] if found else None
 
 
-def _open(text: str, fmt: str) -> tuple[str, bool, tuple[str, str] | None] | None:
-    """(the open value, whether it is a JSON string, (function, parameter) when it is a top-level
-    argument's whole value) at the end of `text`, or None."""
+def _open_call(text: str) -> str | None:
+    """The tool call open at the end of `text` (after its `<tool_call>`), or None."""
     start = text.rfind(CALL_OPEN)
     if start < 0 or text.rfind(CALL_CLOSE) > start:
         return None
-    call = text[start + len(CALL_OPEN) :]
-    if fmt != "qwen35":
-        found = _hermes_value(call)
-        if found is None:
-            return None
-        name = re.match(r'\s*\{\s*"name"\s*:\s*"([^"\\]+)"', call)
-        return found[0], True, (name.group(1), found[1]) if name and found[1] is not None else None
+    return text[start + len(CALL_OPEN) :]
+
+
+def _qwen35_param(call: str) -> tuple[int, int, str] | None:
+    """(where the open `<parameter=` starts, where its name ends, its value so far) in a qwen35
+    call, or None: no parameter open, or its name not written yet."""
     p = call.rfind(PARAM_OPEN)
     if p < 0 or call.rfind(PARAM_CLOSE) > p:
         return None
     head_end = call.find(">\n", p)
     if head_end < 0:
         return None  # still writing the parameter's name
-    value = call[head_end + 2 :]
+    return p, head_end, call[head_end + 2 :]
+
+
+def open_list(text: str, fmt: str) -> str | None:
+    """The JSON array a qwen35 parameter holds so far, at a point between its items (after an
+    item's closing brace or bracket), or None."""
+    call = _open_call(text) if fmt == "qwen35" else None
+    param = _qwen35_param(call) if call is not None else None
+    if param is None or param[2][:1] != "[" or param[2].rstrip()[-1:] not in ("}", "]"):
+        return None
+    if _hermes_value("{" + param[2]) is not None:
+        return None  # the brace is inside a string
+    return param[2].rstrip()
+
+
+def _open(text: str, fmt: str) -> tuple[str, bool, tuple[str, str] | None] | None:
+    """(the open value, whether it is a JSON string, (function, parameter) when it is a top-level
+    argument's whole value) at the end of `text`, or None."""
+    call = _open_call(text)
+    if call is None:
+        return None
+    if fmt != "qwen35":
+        found = _hermes_value(call)
+        if found is None:
+            return None
+        name = re.match(r'\s*\{\s*"name"\s*:\s*"([^"\\]+)"', call)
+        return found[0], True, (name.group(1), found[1]) if name and found[1] is not None else None
+    param = _qwen35_param(call)
+    if param is None:
+        return None
+    p, head_end, value = param
     if value[:1] in ("[", "{"):
         # an array or object parameter is JSON: the strings inside it are values as in hermes (the
         # brace stands in for the arguments object around them)
@@ -293,6 +332,21 @@ def _open(text: str, fmt: str) -> tuple[str, bool, tuple[str, str] | None] | Non
         return None  # more than one line: not a copied phrase
     name = re.match(r"\s*<function=([^>\n]+)>", call)
     return value, False, (name.group(1), call[p + len(PARAM_OPEN) : head_end]) if name else None
+
+
+def looping(value: str) -> bool:
+    """Whether `value` ends in one block written over and over: a block of `LOOP_BLOCK` or more
+    characters, three of them distinct, written `LOOP_TIMES` times in a row ("… (eclipse in Athens,
+    2022-01-05T0.0000000000000001)  # 3.0000000000000001 …"), or a shorter or plainer block run to
+    `LOOP_RUN` characters ("3999.99999999999999962333333…"). A run of forty zeros (a number, an
+    address) is not a loop."""
+    for size in range(1, min(len(value), LOOP_MAX_BLOCK) + 1):
+        block = value[-size:]
+        varied = size >= LOOP_BLOCK and len(set(block)) >= 3
+        times = LOOP_TIMES if varied else max(LOOP_TIMES, -(-LOOP_RUN // size))
+        if size * times <= len(value) and value.endswith(block * times):
+            return True
+    return False
 
 
 def _ends_value(piece: str, json_string: bool) -> bool:
@@ -369,10 +423,17 @@ class CopyGuide:
             return choice
         if (choice := self._steer_named_parameter(text, logits)) is not None:
             return choice
+        items = open_list(text, self.fmt)
+        if items is not None and looping(items):
+            return self._first_token("]")  # a list whose items cycle ends after the last one
         found = _open(text, self.fmt)
         if found is None:
             return None
         value, json_string, argument = found
+        if looping(value):
+            # greedy decoding caught in a cycle writes the same block until the token cap, and the
+            # call never closes: end the value where the cycle shows
+            return self._first_token('"' if json_string else "\n")
         start = len(text) - len(value)  # the value's offset: keys what a rule is completing
         if argument is not None:
             members, named = self._enum(argument)
