@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import date
 
 import pytest
 
@@ -137,3 +138,21 @@ def test_a_user_who_never_stops_fails_the_episode():
     finally:
         stub.close()
     assert rep.results[0].ok is False and rep.results[0].reason.startswith(("ended", "failed"))
+
+
+@pytest.mark.parametrize(
+    "domain, day", [("airline", date(2024, 5, 15)), ("telecom", date(2025, 2, 25)), ("retail", None)]
+)
+def test_the_policys_current_time_is_the_agents_clock(domain, day, monkeypatch):
+    """τ²'s airline and telecom policies state "The current time is …": the agent under that
+    policy resolves a user's "tomorrow" from that day, as the task's gold does."""
+    seen = []
+    real = tau2.Agent
+
+    def agent(*args, **kwargs):
+        seen.append(kwargs.get("today"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tau2, "Agent", agent)
+    evaluate_tau2([domain], "oracle", oracle_engine_for(), Tau2Config(limit=1))
+    assert seen and set(seen) == {day}

@@ -3,7 +3,9 @@
     botpsy eval tau2 --backend oracle --domains retail,airline,telecom
 
 The agent under test is botpsy's `Agent` over the chosen engine, with the domain's policy as its
-system prompt and the domain's tools (from the official environment's OpenAI schemas). Tool calls
+system prompt, the time the policy states as its clock (`policy_clock`: airline and telecom say
+"The current time is …"; retail gives none) and the domain's tools (from the official
+environment's OpenAI schemas). Tool calls
 run on the official environment. At the end, the conversation becomes a τ² trajectory (assistant
 and user messages with tool calls, tool results with their requestor) and the official
 `evaluate_simulation(…, EvaluationType.ALL, …)` scores it: it replays the trajectory on a fresh
@@ -30,10 +32,11 @@ import os
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from botpsy.agent.dates import stated_date
 from botpsy.agent.loop import Agent, AgentConfig
 from botpsy.engine.base import Engine, EngineError
 from botpsy.engine.oracle import OracleEngine
@@ -242,6 +245,14 @@ class Tau2Config:
     limit: int | None = None
 
 
+def policy_clock(policy: str) -> date | None:
+    """The date the domain's policy gives as now ("The current time is 2024-05-15 15:00:00 EST."
+    in airline and telecom): the clock of an agent deployed under that policy, so its resolved-dates
+    line reads a user's "tomorrow" as the task does. None where the policy gives none (retail)."""
+    line = next((x for x in policy.splitlines() if "current time" in x.lower()), "")
+    return stated_date(line)
+
+
 def run_gold(
     domain: str, task: Any, engine: Engine, model: str, config: Tau2Config, user_batches: list[list[Any]]
 ) -> ItemResult:
@@ -252,7 +263,8 @@ def run_gold(
         engine,
         env,
         policy,
-        AgentConfig(
+        today=policy_clock(policy),
+        config=AgentConfig(
             max_steps=config.max_steps,
             max_tokens=config.max_tokens,
             temperature=config.temperature,
@@ -315,7 +327,8 @@ def run_simulated(
         engine,
         env,
         env.env.get_policy(),
-        AgentConfig(
+        today=policy_clock(env.env.get_policy()),
+        config=AgentConfig(
             max_steps=config.max_steps,
             max_tokens=config.max_tokens,
             temperature=config.temperature,
