@@ -82,7 +82,8 @@ token cap, and the call never closes (ACEBench's nested objects: 8 of 88 items r
 "… (total solar eclipse in Athens, Greece, 2022-01-05T0.0000000000000001)  # 3.0000000000000001 …"
 or "3999.9999999999999996233333…"). A value that ends in one block written over and over
 (`looping`) is ended there, whatever the model prefers, and a list parameter whose items cycle
-is closed after an item (`open_list`); the call then closes and is judged, or held, like any other. No text value of the training mix's gold calls ever reads as a loop.
+is closed after an item (`open_list`); the call then closes and is judged, or held, like any
+other. No text value of the training mix's gold calls ever reads as a loop.
 
 Otherwise the model decides where a value starts, where it ends (a closing quote or
 `</parameter>` is not overridden but by the rules above) and what it composes beyond the user's

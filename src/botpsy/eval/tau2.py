@@ -5,9 +5,9 @@
 The agent under test is botpsy's `Agent` over the chosen engine, with the domain's policy as its
 system prompt, the time the policy states as its clock (`policy_clock`: airline and telecom say
 "The current time is …"; retail gives none) and the domain's tools (from the official
-environment's OpenAI schemas). Tool calls
-run on the official environment. At the end, the conversation becomes a τ² trajectory (assistant
-and user messages with tool calls, tool results with their requestor) and the official
+environment's OpenAI schemas). Tool calls run on the official environment. At the end, the
+conversation becomes a τ² trajectory (assistant and user messages with tool calls, tool results
+with their requestor) and the official
 `evaluate_simulation(…, EvaluationType.ALL, …)` scores it: it replays the trajectory on a fresh
 environment, replays the gold actions on another and compares the database hashes, checks the
 environment assertions, the required actions and the information the agent had to communicate.
@@ -323,11 +323,12 @@ def run_simulated(
         llm_args={"api_base": user.url, "api_key": "botpsy", "temperature": user.temperature},
     )
     state = sim.get_init_state()
+    policy = env.env.get_policy()
     agent = Agent(
         engine,
         env,
-        env.env.get_policy(),
-        today=policy_clock(env.env.get_policy()),
+        policy,
+        today=policy_clock(policy),
         config=AgentConfig(
             max_steps=config.max_steps,
             max_tokens=config.max_tokens,
