@@ -486,6 +486,81 @@ def test_named_arguments_are_left_alone_otherwise():
     assert named_guide(fmt="hermes").steer(hermes, nlogits("x")) is None
 
 
+# Quoted choices: a toy vocabulary of their own.
+QPIECES = ["<parameter=", "a", "root_type", ">\n", "all", "real", "\n", "</parameter>\n", "</", "x", "3"]
+QIDS = {p: i for i, p in enumerate(QPIECES)}
+ROOTS = {
+    "roots": {
+        "type": "object",
+        "properties": {
+            "a": {"type": "integer"},
+            "root_type": {
+                "type": "string",
+                "description": "The type of roots to return: 'real' for real roots, 'all' for both real and complex roots. Default 'real'.",
+            },
+        },
+        "required": ["a"],
+    }
+}
+ROOTS_CALL = "<tool_call>\n<function=roots>\n<parameter=a>\n3\n</parameter>\n"
+
+
+def test_an_optional_choice_the_description_quotes_and_the_user_names_is_written():
+    g = CopyGuide(
+        ["Find all the roots for a = 3."], tokenizer(QPIECES), lambda t: QPIECES[t], "qwen35", params=ROOTS
+    )
+    text = ROOTS_CALL
+    assert g.steer(text, scored(QIDS, {"</": 10.0})) == QIDS["<parameter="]
+    text += "<parameter="
+    for piece in ["root_type", ">\n", "all", "\n", "</parameter>\n"]:
+        assert g.steer(text, scored(QIDS, {"x": 10.0})) == QIDS[piece]
+        text += piece
+    assert g.steer(text, scored(QIDS, {"</": 10.0})) is None  # then the model closes the call
+    # The user named none of the choices, or both: the model closes the call as it would.
+    for request in ["Find the roots for a = 3.", "All the roots, real or not, for a = 3."]:
+        other = CopyGuide([request], tokenizer(QPIECES), lambda t: QPIECES[t], "qwen35", params=ROOTS)
+        assert other.steer(ROOTS_CALL, scored(QIDS, {"</": 10.0})) is None, request
+    # A value the call already holds is not written again.
+    held = CopyGuide(
+        ["Find all the roots."], tokenizer(QPIECES), lambda t: QPIECES[t], "qwen35", params=ROOTS
+    )
+    assert held.steer(ROOTS_CALL.replace("3", "all"), scored(QIDS, {"</": 10.0})) is None
+
+
+LAWSUIT = "Type of the lawsuit, e.g., 'IPR', 'Patent', 'Commercial', etc. Default is 'all'."
+EXPORTS = "The name of the field to filter the exports by. Possible values are 'Bot', 'BotLocale', or 'CustomVocabulary'."
+
+
+@pytest.mark.parametrize(
+    "request_, fn, description, held, value",
+    [
+        ("Find details of patent lawsuits of Apple Inc.", "lawsuits", LAWSUIT, set(), "Patent"),
+        ("Find details of Apple Inc.'s lawsuits.", "lawsuits", LAWSUIT, set(), None),  # none named
+        ("Patent or IPR lawsuits of Apple Inc.", "lawsuits", LAWSUIT, set(), None),  # two named
+        ("Patent lawsuits of Patent Corp.", "lawsuits", LAWSUIT, {"patent"}, None),  # the call holds it
+        # The request's "my bot" is the subject of a call about a bot (`botId`), not a filter's choice.
+        ("List the exports for my bot my-bot-id.", "list_exports", EXPORTS, set(), None),
+        ("Can it open? It should.", "lawsuits", "The user's choice; it's open.", set(), None),  # apostrophes
+    ],
+)
+def test_the_quoted_choices_a_request_names(request_, fn, description, held, value):
+    params = {
+        fn: {
+            "properties": {
+                "botId": {"type": "string"},
+                "kind": {"type": "string", "description": description},
+            }
+        }
+    }
+    g = CopyGuide([request_], tokenizer(QPIECES), lambda t: QPIECES[t], "qwen35", params=params)
+    assert g._named_choice(fn, "kind", held) == value
+    assert g._named_value(fn, "kind", held) == value
+    # An enum's values are the enum rule's (`_enum`), whatever its description quotes.
+    params[fn]["properties"]["kind"]["enum"] = ["IPR", "Patent", "Bot", "Commercial"]
+    g = CopyGuide([request_], tokenizer(QPIECES), lambda t: QPIECES[t], "qwen35", params=params)
+    assert g._named_choice(fn, "kind", held) is None
+
+
 # Numbers with thousands separators: a toy vocabulary of their own.
 GPIECES = ["500", "000", "00", ",", "\n", "x", "700", "0"]
 GIDS = {p: i for i, p in enumerate(GPIECES)}

@@ -15,6 +15,11 @@ chose.
 `--only ID,ID,… OUT.jsonl CATEGORY…` runs just those items (the change to qualifiers that a
 sentence follows, measured on the two items it can act on).
 
+`--choices` measures the quoted choices the user named (`named` writing an optional text
+argument whose description quotes its choices, "'real' for real roots, 'all' for both …", with
+the one the user's words name), added last: the items where one can be named run with it, and
+again without it when `named` chose; no world's tool quotes a choice in a description.
+
 `--percent` measures `percent` (a percentage the user wrote, written as the fraction a number
 argument's description asks for: "5%" → 0.05), added last, the same way; no world's tool asks
 for a fraction.
@@ -42,7 +47,7 @@ from botpsy.eval.worlds import run_task
 from botpsy.worlds import get_domain
 from botpsy.worlds.tasks import domain_names
 
-ADDED = sys.argv.pop(1)[2:] if sys.argv[1] in ("--flags", "--percent") else None
+ADDED = sys.argv.pop(1)[2:] if sys.argv[1] in ("--flags", "--percent", "--choices") else None
 FLAGS = ADDED == "flags"
 ONLY = None
 if sys.argv[1] == "--only":
@@ -57,16 +62,23 @@ RULES = {
 CHOSEN: dict[str, str] = {}
 ON = [True]
 _named_value = CG.CopyGuide._named_value
+_named_choice = CG.CopyGuide._named_choice
 
 
-def named_value(self, fn, name):
+def named_value(self, fn, name, held=None):
     """With --flags, off: an enum value the user named, no flag."""
     if FLAGS and not ON[0]:
         return self._enum((fn, name))[1]
-    return _named_value(self, fn, name)
+    return _named_value(self, fn, name, held)
+
+
+def named_choice(self, fn, name, held):
+    """With --choices, off: no quoted choice."""
+    return None if ADDED == "choices" and not ON[0] else _named_choice(self, fn, name, held)
 
 
 CG.CopyGuide._named_value = named_value
+CG.CopyGuide._named_choice = named_choice
 
 
 def logged(name, method):
@@ -98,6 +110,23 @@ def flags(params: dict, users: list[str]) -> bool:
     )
 
 
+def choices(params: dict, users: list[str]) -> bool:
+    """Whether an optional text argument's description quotes a choice the user's words name
+    (any quoted choice when the words are not known before running)."""
+    g = CG.CopyGuide(users or ["-"], lambda t: [], lambda t: "", "qwen35", params=params)
+    return any(
+        isinstance(s, dict)
+        and k not in (p.get("required") or [])
+        and (
+            _named_choice(g, f, k, set()) is not None
+            if users
+            else s.get("type") == "string" and bool(CG._QUOTED.search(str(s.get("description"))))
+        )
+        for f, p in params.items()
+        for k, s in (p.get("properties") or {}).items()
+    )
+
+
 def percent(params: dict, users: list[str]) -> bool:
     """Whether the user wrote a percentage and a number argument asks for a fraction."""
     g = CG.CopyGuide(users or ["-"], lambda t: [], lambda t: "", "qwen35", params=params)
@@ -124,13 +153,14 @@ def reads(params: dict, users: list[str]) -> bool:
     return False
 
 
+CHECKS = {"flags": flags, "percent": percent, "choices": choices}
+
+
 def items(spec):
     if spec == "worlds":
         for d in domain_names("all"):
             dom = get_domain(d)
-            tools = {"flags": flags, "percent": percent}.get(ADDED, reads)(
-                {t.name: t.parameters for t in dom.tools}, []
-            )
+            tools = CHECKS.get(ADDED, reads)({t.name: t.parameters for t in dom.tools}, [])
             for t in dom.generate(10, 1000, "eval"):
                 data = CG._GROUPED.search(json.dumps(dataclasses.asdict(t), default=str))
                 yield "worlds", t.id, tools or (bool(data) and ADDED is None), (dom, t)
@@ -140,7 +170,7 @@ def items(spec):
             continue
         params = {f["name"]: to_json_schema(f["parameters"]) for f in e["function"]}
         users = [m["content"] for turn in e["question"] for m in turn if m["role"] == "user"]
-        yield spec, e["id"], {"flags": flags, "percent": percent}.get(ADDED, reads)(params, users), e
+        yield spec, e["id"], CHECKS.get(ADDED, reads)(params, users), e
 
 
 engine = load_engine(None, n_threads=1)
@@ -166,7 +196,11 @@ with open(sys.argv[1], "a") as out:
                 row = {"cat": cat, "id": iid, "can_act": True, "rules": on, "ok": ok, "calls": calls}
                 out.write(json.dumps(row | {"chosen": dict(CHOSEN)}) + "\n")
                 out.flush()
-                touched = {"flags": ">\ntrue\n" in CHOSEN.get("named", ""), "percent": "percent" in CHOSEN}
+                touched = {
+                    "flags": ">\ntrue\n" in CHOSEN.get("named", ""),
+                    "percent": "percent" in CHOSEN,
+                    "choices": "named" in CHOSEN,
+                }
                 touched = touched.get(ADDED, bool(CHOSEN))
                 if on and not touched:
                     break
