@@ -561,6 +561,73 @@ def test_the_quoted_choices_a_request_names(request_, fn, description, held, val
     assert g._named_choice(fn, "kind", held) is None
 
 
+# List peers: a toy vocabulary of their own.
+def list_params(kind: str) -> dict:
+    return {
+        "prices": {
+            "type": "object",
+            "properties": {"companies": {"type": "array", "items": {"type": kind}}},
+            "required": ["companies"],
+        }
+    }
+
+
+ECALL = "<tool_call>\n<function=prices>\n<parameter=companies>\n"
+
+
+PEER_PIECES = ['"]', '"', "]", ",", " ", "Microsoft", "Google", "Micro", "\n", "x"]
+PEER_IDS = {p: i for i, p in enumerate(PEER_PIECES)}
+
+
+def peer_guide(source: str = "Stock prices of Microsoft and Google for 2 weeks.") -> CopyGuide:
+    return CopyGuide(
+        [source], tokenizer(PEER_PIECES), lambda t: PEER_PIECES[t], "qwen35", params=list_params("string")
+    )
+
+
+def test_a_list_goes_on_to_the_peers_the_user_listed():
+    g = peer_guide()
+
+    def top(piece: str) -> np.ndarray:
+        return scored(PEER_IDS, {piece: 10.0})
+
+    # `"]` would end the item and the list: the item only; then a comma, not `]` or a line break ...
+    assert g.steer(ECALL + '["Microsoft', top('"]')) == PEER_IDS['"']
+    assert g.steer(ECALL + '["Microsoft"', top("]")) == PEER_IDS[","]
+    assert g.steer(ECALL + '["Microsoft"', top("\n")) == PEER_IDS[","]
+    # ... and the next item starts with the peer, not the item again.
+    assert g.steer(ECALL + '["Microsoft", "', top("Micro")) == PEER_IDS["Google"]
+    assert g.steer(ECALL + '["Microsoft", "', top("Google")) is None  # the model writes it itself
+    # The peer written, nothing more listed: the list closes as the model likes.
+    assert g.steer(ECALL + '["Microsoft", "Google', top('"]')) is None
+    assert g.steer(ECALL + '["Microsoft", "Google"', top("]")) is None
+    # The model going on by itself, an item the user did not write: left alone.
+    assert g.steer(ECALL + '["Microsoft"', top(",")) is None
+    assert g.steer(ECALL + '["Apple', top('"]')) is None
+    assert g.steered == 4
+
+
+@pytest.mark.parametrize(
+    "source, items, peer",
+    [
+        ("Stock prices of Microsoft and Google for 2 weeks.", ["Microsoft"], "Google"),
+        ("A contract between John, Alice and Bob.", ["John"], "Alice"),
+        ("A contract between John, Alice and Bob.", ["John", "Alice"], "Bob"),
+        ("A contract between John, Alice and Bob.", ["John", "Alice", "Bob"], None),  # the list is done
+        ("Avoid highways or toll roads.", ["highways"], "toll roads"),
+        ("Weather in Paris and tell me a joke.", ["Paris"], None),  # not a peer: another shape
+        ("Weather in Paris.", ["Paris"], None),
+        ("Microsoft and Microsoft.", ["Microsoft"], None),  # already in the list
+        ("Microsoft, Google.", ["Microsoft"], None),  # commas that no "and" or "or" ends
+        ("Write to a@b.org, subject Tomorrow, text: I'll be there.", ["a@b.org"], None),
+        ("Write to a@b.org, c@d.org and e@f.org.", ["a@b.org"], "c@d.org"),
+        ("Write to a@b.org and companies news.", ["a@b.org"], None),  # names a parameter
+    ],
+)
+def test_the_peer_a_request_lists_after_an_item(source, items, peer):
+    assert peer_guide(source)._peer("prices", items) == peer
+
+
 # Numbers with thousands separators: a toy vocabulary of their own.
 GPIECES = ["500", "000", "00", ",", "\n", "x", "700", "0"]
 GIDS = {p: i for i, p in enumerate(GPIECES)}

@@ -20,6 +20,11 @@ argument whose description quotes its choices, "'real' for real roots, 'all' for
 the one the user's words name), added last: the items where one can be named run with it, and
 again without it when `named` chose; no world's tool quotes a choice in a description.
 
+`--peers` measures `peers` (a list of text items not closed while the user's words list a peer of
+its last item: "Microsoft and Google"): every item with a list argument runs with it, and again
+without it when it chose; in the worlds, the tasks of the worlds whose tools have a list argument.
+With `--only`, just the listed items and tasks.
+
 `--percent` measures `percent` (a percentage the user wrote, written as the fraction a number
 argument's description asks for: "5%" → 0.05), added last, the same way; no world's tool asks
 for a fraction.
@@ -47,7 +52,7 @@ from botpsy.eval.worlds import run_task
 from botpsy.worlds import get_domain
 from botpsy.worlds.tasks import domain_names
 
-ADDED = sys.argv.pop(1)[2:] if sys.argv[1] in ("--flags", "--percent", "--choices") else None
+ADDED = sys.argv.pop(1)[2:] if sys.argv[1] in ("--flags", "--percent", "--choices", "--peers") else None
 FLAGS = ADDED == "flags"
 ONLY = None
 if sys.argv[1] == "--only":
@@ -58,6 +63,7 @@ RULES = {
     "named": "_steer_named_parameter",
     "number": "_steer_number",
     "percent": "_steer_percent",
+    "peers": "_steer_list_peer",
 }
 CHOSEN: dict[str, str] = {}
 ON = [True]
@@ -153,7 +159,16 @@ def reads(params: dict, users: list[str]) -> bool:
     return False
 
 
-CHECKS = {"flags": flags, "percent": percent, "choices": choices}
+def lists(params: dict, users: list[str]) -> bool:
+    """Whether a tool has a list argument."""
+    return any(
+        isinstance(s, dict) and s.get("type") == "array"
+        for p in params.values()
+        for k, s in (p.get("properties") or {}).items()
+    )
+
+
+CHECKS = {"flags": flags, "percent": percent, "choices": choices, "peers": lists}
 
 
 def items(spec):
@@ -162,6 +177,8 @@ def items(spec):
             dom = get_domain(d)
             tools = CHECKS.get(ADDED, reads)({t.name: t.parameters for t in dom.tools}, [])
             for t in dom.generate(10, 1000, "eval"):
+                if ONLY is not None and t.id not in ONLY:
+                    continue
                 data = CG._GROUPED.search(json.dumps(dataclasses.asdict(t), default=str))
                 yield "worlds", t.id, tools or (bool(data) and ADDED is None), (dom, t)
         return
@@ -200,6 +217,7 @@ with open(sys.argv[1], "a") as out:
                     "flags": ">\ntrue\n" in CHOSEN.get("named", ""),
                     "percent": "percent" in CHOSEN,
                     "choices": "named" in CHOSEN,
+                    "peers": "peers" in CHOSEN,
                 }
                 touched = touched.get(ADDED, bool(CHOSEN))
                 if on and not touched:
