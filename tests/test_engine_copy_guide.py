@@ -628,6 +628,43 @@ def test_the_peer_a_request_lists_after_an_item(source, items, peer):
     assert peer_guide(source)._peer("prices", items) == peer
 
 
+# Units after a number: a toy vocabulary of their own.
+UPIECES = ["2", "3", "19th", " weeks", " century", "pm", "\n", "x"]
+UIDS = {p: i for i, p in enumerate(UPIECES)}
+
+
+def unit_guide(source: str, schema: dict | None = None) -> CopyGuide:
+    params = {"f": {"type": "object", "properties": {"span": schema or {"type": "string"}}}}
+    return CopyGuide([source], tokenizer(UPIECES), lambda t: UPIECES[t], "qwen35", params=params)
+
+
+UCALL = "<tool_call>\n<function=f>\n<parameter=span>\n"
+
+
+@pytest.mark.parametrize(
+    "source, value, written",
+    [
+        ("Stock prices for the last 2 weeks.", "2", " weeks"),
+        ("Convert 3pm New York time to London time.", "3", "pm"),
+        ("Sculptures made in the 19th century.", "19th", " century"),
+        ("The last 2 weeks, please; 2 weeks.", "2", " weeks"),  # every place: the same word
+        ("Prices for 2 weeks or 2 days.", "2", None),  # two words follow it
+        ("Stock prices for 2 and 3 weeks.", "2", None),  # not a unit
+        ("The 2021 La Liga season.", "2021", None),  # a name
+        ("Prices for 22 weeks.", "2", None),  # not the number the user wrote
+        ("Prices for the last 2.", "2", None),  # nothing follows
+    ],
+)
+def test_a_text_value_ended_at_a_number_goes_on_to_its_unit(source, value, written):
+    g = unit_guide(source)
+    want = None if written is None else UIDS[written]
+    assert g.steer(UCALL + value, scored(UIDS, {"\n": 10.0})) == want
+    # The model going on by itself, or a parameter that is a number or an enum: left alone.
+    assert unit_guide(source).steer(UCALL + value, scored(UIDS, {"x": 10.0})) is None
+    for schema in ({"type": "integer"}, {"type": "string", "enum": ["2", "2 weeks"]}):
+        assert unit_guide(source, schema).steer(UCALL + value, scored(UIDS, {"\n": 10.0})) is None
+
+
 # Numbers with thousands separators: a toy vocabulary of their own.
 GPIECES = ["500", "000", "00", ",", "\n", "x", "700", "0"]
 GIDS = {p: i for i, p in enumerate(GPIECES)}

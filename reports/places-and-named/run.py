@@ -25,6 +25,11 @@ its last item: "Microsoft and Google"): every item with a list argument runs wit
 without it when it chose; in the worlds, the tasks of the worlds whose tools have a list argument.
 With `--only`, just the listed items and tasks.
 
+`--units` measures `units` (a text argument the model ends at a number the user wrote goes on to
+the word after it: "2" → "2 weeks", "3" → "3pm"): the items whose words have a number with such a
+word and whose tools a text argument, with it and again without it when it chose; in the worlds,
+the tasks whose request or scripted replies have one.
+
 `--percent` measures `percent` (a percentage the user wrote, written as the fraction a number
 argument's description asks for: "5%" → 0.05), added last, the same way; no world's tool asks
 for a fraction.
@@ -41,6 +46,7 @@ no rule reads). One llama.cpp thread, the shipped `embedded` model, greedy.
 
 import dataclasses
 import json
+import re
 import sys
 
 import botpsy.engine.copy_guide as CG
@@ -52,7 +58,11 @@ from botpsy.eval.worlds import run_task
 from botpsy.worlds import get_domain
 from botpsy.worlds.tasks import domain_names
 
-ADDED = sys.argv.pop(1)[2:] if sys.argv[1] in ("--flags", "--percent", "--choices", "--peers") else None
+ADDED = (
+    sys.argv.pop(1)[2:]
+    if sys.argv[1] in ("--flags", "--percent", "--choices", "--peers", "--units")
+    else None
+)
 FLAGS = ADDED == "flags"
 ONLY = None
 if sys.argv[1] == "--only":
@@ -64,6 +74,7 @@ RULES = {
     "number": "_steer_number",
     "percent": "_steer_percent",
     "peers": "_steer_list_peer",
+    "units": "_steer_unit",
 }
 CHOSEN: dict[str, str] = {}
 ON = [True]
@@ -168,7 +179,20 @@ def lists(params: dict, users: list[str]) -> bool:
     )
 
 
-CHECKS = {"flags": flags, "percent": percent, "choices": choices, "peers": lists}
+def units(params: dict, users: list[str]) -> bool:
+    """Whether a tool has a text argument and the user's words a number with a lowercase word after
+    it (any text argument when the words are not known before running)."""
+    text = any(
+        isinstance(s, dict) and s.get("type") == "string" and not s.get("enum")
+        for p in params.values()
+        for s in (p.get("properties") or {}).values()
+    )
+    after = r"(?<![\w.,])\d+(?:st|nd|rd|th)?(?!\d|[.,]\d)\s?([^\W\d_]+)"
+    said = any(w[0].islower() and w not in CG._UNIT_STOP for u in users for w in re.findall(after, u))
+    return text and (said or not users)
+
+
+CHECKS = {"flags": flags, "percent": percent, "choices": choices, "peers": lists, "units": units}
 
 
 def items(spec):
@@ -178,6 +202,10 @@ def items(spec):
             tools = CHECKS.get(ADDED, reads)({t.name: t.parameters for t in dom.tools}, [])
             for t in dom.generate(10, 1000, "eval"):
                 if ONLY is not None and t.id not in ONLY:
+                    continue
+                if ADDED == "units":  # the scripted user says only the task's words and replies
+                    params = {x.name: x.parameters for x in dom.tools}
+                    yield "worlds", t.id, units(params, [t.user, *t.user_replies]), (dom, t)
                     continue
                 data = CG._GROUPED.search(json.dumps(dataclasses.asdict(t), default=str))
                 yield "worlds", t.id, tools or (bool(data) and ADDED is None), (dom, t)
@@ -218,6 +246,7 @@ with open(sys.argv[1], "a") as out:
                     "percent": "percent" in CHOSEN,
                     "choices": "named" in CHOSEN,
                     "peers": "peers" in CHOSEN,
+                    "units": "units" in CHOSEN,
                 }
                 touched = touched.get(ADDED, bool(CHOSEN))
                 if on and not touched:

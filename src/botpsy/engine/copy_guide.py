@@ -85,6 +85,13 @@ loses count of zeros); so is a number argument the user gave with a scale word (
 word ends 4 wins, 0 losses in 27 items; whole numbers 1 win, 0 losses in 10; scale words 1 win in
 2; none acts on any of the worlds' 190 tasks.
 
+Units: a text value the model ends at a number the user wrote goes on to the word that follows
+the number there ("2" → "2 weeks" for `duration`, "3" → "3pm", "19th" → "19th century"): only
+where every place the number stands goes on with the same lowercase word, not a connective ("2
+and 3"), not a name ("2021 La Liga"), and only for text parameters without allowed values.
+Measured (`reports/places-and-named/`, units): 3 wins, 0 losses over the 1,488 BFCL items; no world
+task touched.
+
 Tool names: the model, trained to open its reasoning with the tool it picks ("NAME fits; its
 parameters come from the request."), picks among similar tools by a logit or two
 (`country_info.population` for "What is the capital of Brazil?"). While the reasoning is naming
@@ -185,6 +192,15 @@ _FLAG_FILLER = {
     "allow",
 }
 _NEGATION = {"not", "no", "don't", "dont", "never", "without", "less", "exclude", "excluding", "nor"}
+
+# A whole number or an ordinal a text value may be ("2", "19th"), and the words after a number
+# that are not its unit.
+_UNIT_NUMBER = re.compile(r"\d+(?:st|nd|rd|th)?")
+_UNIT_STOP = set(
+    "a an the and or of in on at to from for with by if is are was were be as per than then that "
+    "this these those which who when where but so not no nor into over under between after before "
+    "since until about via its it their my your our his her".split()
+)
 
 # Between the peers a request lists: a comma, "and", "or", "&" (", and" too); and where a peer ends.
 _LIST_SEPARATOR = re.compile(r"\s*,\s*(?:(?:and|or|&)\s+)?(?=[^\W_])|\s+(?:and|or|&)\s+(?=[^\W_])", re.I)
@@ -488,6 +504,8 @@ class CopyGuide:
                 (choice := self._steer_percent(start, value, argument, logits)) is not None
                 or (choice := self._steer_number(start, value, argument, logits)) is not None
             ):
+                return choice
+            if (choice := self._steer_unit(value, argument, json_string, logits)) is not None:
                 return choice
         if len(value.strip()) < MIN_CHARS or not any(c.isalpha() for c in value):
             return None
@@ -946,6 +964,31 @@ class CopyGuide:
             if _whole_word(value.lower(), desc):
                 return None
         return self._write(rest, logits, json_string)
+
+    def _steer_unit(
+        self, value: str, argument: tuple[str, str], json_string: bool, logits: np.ndarray
+    ) -> int | None:
+        """Where the model would end a text argument that is a number the user wrote ("2" of "the
+        last 2 weeks", "24" of "in 24 hour format", "3" of "3pm", "19th" of "the 19th century"),
+        the word that follows it there, whatever the margin. Only where every place the number
+        stands in the user's words, as written, goes on with the same lowercase word (a unit, not
+        "and", "in" or a name: "2021 La Liga", "200 US dollars"), and only for text parameters
+        without allowed values: a number parameter takes the number alone."""
+        if not (_UNIT_NUMBER.fullmatch(value) and self._is_text(argument)):
+            return None
+        if not _ends_value(self._piece(int(np.argmax(logits))), json_string):
+            return None
+        after = {
+            (m.group(1), m.group(2) or "")
+            for src in self.sources
+            for m in re.finditer(rf"(?<![\w.,]){re.escape(value)}(?!\d|[.,]\d)(\s?)([^\W\d_]+)?", src)
+        }
+        if len(after) != 1:
+            return None
+        space, word = after.pop()
+        if not word or not word[0].islower() or word in _UNIT_STOP or not _spaced_letter(word[0]):
+            return None
+        return self._write(space + word, logits, json_string)
 
     def _is_text(self, argument: tuple[str, str] | None) -> bool:
         """Whether the value open is text: a string inside JSON (`argument` None), or a top-level
