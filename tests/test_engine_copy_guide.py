@@ -541,6 +541,7 @@ EXPORTS = "The name of the field to filter the exports by. Possible values are '
         # The request's "my bot" is the subject of a call about a bot (`botId`), not a filter's choice.
         ("List the exports for my bot my-bot-id.", "list_exports", EXPORTS, set(), None),
         ("Can it open? It should.", "lawsuits", "The user's choice; it's open.", set(), None),  # apostrophes
+        ("Make it </p>.", "lawsuits", "One of '</p>' or 'plain'.", set(), None),  # never markup
     ],
 )
 def test_the_quoted_choices_a_request_names(request_, fn, description, held, value):
@@ -622,6 +623,7 @@ def test_a_list_goes_on_to_the_peers_the_user_listed():
         ("Write to a@b.org, subject Tomorrow, text: I'll be there.", ["a@b.org"], None),
         ("Write to a@b.org, c@d.org and e@f.org.", ["a@b.org"], "c@d.org"),
         ("Write to a@b.org and companies news.", ["a@b.org"], None),  # names a parameter
+        ('Tag it red and blue "sky".', ["red"], None),  # a quote inside: not written as it stands
     ],
 )
 def test_the_peer_a_request_lists_after_an_item(source, items, peer):

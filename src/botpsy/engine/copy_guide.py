@@ -218,8 +218,9 @@ def _string_items(array: str) -> list[str] | None:
 
 
 # A choice a parameter's description quotes ("'real' for real roots", "e.g. \"IPR\""): quotes
-# that stand apart from words, so an apostrophe ("the user's") opens none.
-_QUOTED = re.compile(r"(?<![^\W_])(['\"])([^'\"\n]{2,40})\1(?![^\W_])")
+# that stand apart from words, so an apostrophe ("the user's") opens none; never markup or an
+# escape (a client's tool description is not trusted to hold only choices).
+_QUOTED = re.compile(r"(?<![^\W_])(['\"])([^'\"\n<>\\]{2,40})\1(?![^\W_])")
 
 # A percentage in the user's words ("5%", "2.5 %"); a description that asks for a fraction
 # ("as a decimal", "E.g. 5% is 0.05") and one whose scale is percents ("as a percentage", "0 to 100").
@@ -717,6 +718,8 @@ class CopyGuide:
                 peer = _PEER_END.split(rest, 1)[0].strip()
                 if not peer or peer.lower() in have or (last[:1].isupper() and not peer[:1].isupper()):
                     continue
+                if '"' in peer or "\\" in peer:
+                    continue  # a JSON string would need it escaped: not copied as it stands
                 sentence = _SENTENCE_END.split(rest, maxsplit=1)[0]
                 if not re.search(r"\b(?:and|or)\b|&", sep.group(0) + sentence, flags=re.I):
                     continue  # commas, but no "and" or "or" ends them: not a list
