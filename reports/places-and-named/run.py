@@ -113,10 +113,16 @@ for _name, _method in RULES.items():
     setattr(CG.CopyGuide, _method, logged(_name, getattr(CG.CopyGuide, _method)))
 
 
+def reader(params: dict, users: list[str]) -> CG.CopyGuide:
+    """A copy guide that only reads schemas and the user's words (no tokenizer): what the checks
+    below ask of it before running."""
+    return CG.CopyGuide(users or ["-"], lambda t: [], lambda t: "", "qwen35", params=params)
+
+
 def flags(params: dict, users: list[str]) -> bool:
     """Whether an optional boolean argument's name is said by the user's words (any optional
     boolean when the words are not known before running)."""
-    g = CG.CopyGuide(users or ["-"], lambda t: [], lambda t: "", "qwen35", params=params)
+    g = reader(params, users)
     return any(
         isinstance(s, dict)
         and s.get("type") == "boolean"
@@ -130,7 +136,7 @@ def flags(params: dict, users: list[str]) -> bool:
 def choices(params: dict, users: list[str]) -> bool:
     """Whether an optional text argument's description quotes a choice the user's words name
     (any quoted choice when the words are not known before running)."""
-    g = CG.CopyGuide(users or ["-"], lambda t: [], lambda t: "", "qwen35", params=params)
+    g = reader(params, users)
     return any(
         isinstance(s, dict)
         and k not in (p.get("required") or [])
@@ -146,7 +152,7 @@ def choices(params: dict, users: list[str]) -> bool:
 
 def percent(params: dict, users: list[str]) -> bool:
     """Whether the user wrote a percentage and a number argument asks for a fraction."""
-    g = CG.CopyGuide(users or ["-"], lambda t: [], lambda t: "", "qwen35", params=params)
+    g = reader(params, users)
     asks = any(g._asks_fraction((f, k)) for f, p in params.items() for k in (p.get("properties") or {}))
     return asks and (not users or any(CG._PERCENT.search(u) for u in users))
 
@@ -157,7 +163,7 @@ def reads(params: dict, users: list[str]) -> bool:
     not known before running: the worlds' scripted user); a separated number in the user's words."""
     if any(CG._GROUPED.search(u) for u in users):
         return True
-    g = CG.CopyGuide(users or ["-"], lambda t: [], lambda t: "", "qwen35", params=params)
+    g = reader(params, users)
     for f, p in params.items():
         for k, s in (p.get("properties") or {}).items():
             if not isinstance(s, dict) or s.get("type") != "string":

@@ -108,7 +108,7 @@ token cap, and the call never closes (ACEBench's nested objects: 8 of 88 items r
 "… (total solar eclipse in Athens, Greece, 2022-01-05T0.0000000000000001)  # 3.0000000000000001 …"
 or "3999.9999999999999996233333…"). A value that ends in one block written over and over
 (`looping`) is ended there, whatever the model prefers, and a list parameter whose items cycle
-is closed after an item (`open_list`); the call then closes and is judged, or held, like any
+is closed after an item (`_open_list`); the call then closes and is judged, or held, like any
 other. No text value of the training mix's gold calls ever reads as a loop.
 
 Otherwise the model decides where a value starts, where it ends (a closing quote or
@@ -332,6 +332,9 @@ def open_argument(text: str, fmt: str) -> tuple[str, str] | None:
     return found[2] if found else None
 
 
+_FUNCTION = re.compile(r"\s*<function=([^>\n]+)>")  # a qwen35 call's head: its function's name
+
+
 def _open_call(text: str) -> str | None:
     """The tool call open at the end of `text` (after its `<tool_call>`), or None."""
     start = text.rfind(CALL_OPEN)
@@ -352,11 +355,9 @@ def _qwen35_param(call: str) -> tuple[int, int, str] | None:
     return p, head_end, call[head_end + 2 :]
 
 
-def open_list(text: str, fmt: str) -> str | None:
-    """The JSON array a qwen35 parameter holds so far, at a point between its items (after an
-    item's closing brace or bracket), or None."""
-    call = _open_call(text) if fmt == "qwen35" else None
-    param = _qwen35_param(call) if call is not None else None
+def _open_list(param: tuple[int, int, str] | None) -> str | None:
+    """The JSON array the open qwen35 parameter (`_qwen35_param`) holds so far, at a point between
+    its items (after an item's closing brace or bracket), or None."""
     if param is None or param[2][:1] != "[" or param[2].rstrip()[-1:] not in ("}", "]"):
         return None
     if _hermes_value("{" + param[2]) is not None:
@@ -364,10 +365,11 @@ def open_list(text: str, fmt: str) -> str | None:
     return param[2].rstrip()
 
 
-def _open(text: str, fmt: str) -> tuple[str, bool, tuple[str, str] | None] | None:
-    """(the open value, whether it is a JSON string, (function, parameter) when it is a top-level
-    argument's whole value) at the end of `text`, or None."""
-    call = _open_call(text)
+def _open_at(
+    call: str | None, param: tuple[int, int, str] | None, fmt: str
+) -> tuple[str, bool, tuple[str, str] | None] | None:
+    """`_open` from the open call (`_open_call`) and, in qwen35, its open parameter
+    (`_qwen35_param`), parsed once per token by `CopyGuide.steer`."""
     if call is None:
         return None
     if fmt != "qwen35":
@@ -376,7 +378,6 @@ def _open(text: str, fmt: str) -> tuple[str, bool, tuple[str, str] | None] | Non
             return None
         name = re.match(r'\s*\{\s*"name"\s*:\s*"([^"\\]+)"', call)
         return found[0], True, (name.group(1), found[1]) if name and found[1] is not None else None
-    param = _qwen35_param(call)
     if param is None:
         return None
     p, head_end, value = param
@@ -387,8 +388,15 @@ def _open(text: str, fmt: str) -> tuple[str, bool, tuple[str, str] | None] | Non
         return None if inner is None else (inner[0], True, None)
     if "\n" in value:
         return None  # more than one line: not a copied phrase
-    name = re.match(r"\s*<function=([^>\n]+)>", call)
+    name = _FUNCTION.match(call)
     return value, False, (name.group(1), call[p + len(PARAM_OPEN) : head_end]) if name else None
+
+
+def _open(text: str, fmt: str) -> tuple[str, bool, tuple[str, str] | None] | None:
+    """(the open value, whether it is a JSON string, (function, parameter) when it is a top-level
+    argument's whole value) at the end of `text`, or None."""
+    call = _open_call(text)
+    return _open_at(call, _qwen35_param(call) if call is not None and fmt == "qwen35" else None, fmt)
 
 
 def looping(value: str) -> bool:
@@ -480,12 +488,15 @@ class CopyGuide:
             return choice
         if (choice := self._steer_named_parameter(text, logits)) is not None:
             return choice
-        if (choice := self._steer_list_peer(text, logits)) is not None:
+        # the call and parameter open at the end of the text, read once for the rules below
+        call = _open_call(text)
+        param = _qwen35_param(call) if call is not None and self.fmt == "qwen35" else None
+        if (choice := self._steer_list_peer(call, param, logits)) is not None:
             return choice
-        items = open_list(text, self.fmt)
+        items = _open_list(param)
         if items is not None and looping(items):
             return self._first_token("]")  # a list whose items cycle ends after the last one
-        found = _open(text, self.fmt)
+        found = _open_at(call, param, self.fmt)
         if found is None:
             return None
         value, json_string, argument = found
@@ -661,19 +672,18 @@ class CopyGuide:
             self._inserted[start] = (at, target)
         return choice
 
-    def _steer_list_peer(self, text: str, logits: np.ndarray) -> int | None:
+    def _steer_list_peer(
+        self, call: str | None, param: tuple[int, int, str] | None, logits: np.ndarray
+    ) -> int | None:
         """In a qwen35 list of text items, where the last item is a phrase the user's words go on
         to list peers of ("Microsoft and Google", "John, Alice and Bob"): `"` where the model would
         end the item and the list at once (`"]`), `,` where it would not go on to another item
         (`]`; a line break, which the grammar refuses and then closes the list), and the peer's
-        first token where it opens the next item with another (`_peer`). None elsewhere."""
-        if self.fmt != "qwen35":
+        first token where it opens the next item with another (`_peer`). `call` and `param`: the
+        open call and its open qwen35 parameter (`steer`). None elsewhere."""
+        if call is None or param is None or param[2][:1] != "[":
             return None
-        call = _open_call(text)
-        param = _qwen35_param(call) if call is not None else None
-        if param is None or param[2][:1] != "[":
-            return None
-        head = re.match(r"\s*<function=([^>\n]+)>", call)
+        head = _FUNCTION.match(call)
         if head is None:
             return None
         fn, value = head.group(1), param[2].rstrip()
