@@ -172,6 +172,43 @@ def test_a_looping_value_is_ended_whatever_the_model_prefers():
     assert g.steer(QWEN + "xx, xx", logits(LA=9.0, H=8.0)) is None
 
 
+SPIECES = ['"', " }", "}", "]", "</", "<", "\n", "x", "00", '"}']
+SIDS = {p: i for i, p in enumerate(SPIECES)}
+
+
+def string_guide(source="Track from January 15 to February 15"):
+    return CopyGuide([source], tokenizer(SPIECES), lambda t: SPIECES[t], "qwen35", margin=4.0)
+
+
+def slogits(top: str) -> np.ndarray:
+    out = np.full(len(SPIECES), -10.0, dtype=np.float32)
+    out[SIDS[top]], out[SIDS['"']] = 5.0, 1.0
+    return out
+
+
+@pytest.mark.parametrize("top", [" }", "}", "]", "</", "<", "\n"])
+def test_a_json_string_the_model_would_leave_open_is_closed_first(top):
+    """`"end": "2024-02-15T00:00 }` and `"2023-06-01}</parameter>`: the grammar reads the brace and
+    the markup as the string's text, and the model wrote on to the token cap (ACEBench)."""
+    value = QWEN + '{"start": "2024-01-15", "end": "2024-02-15T00:00'
+    assert string_guide().steer(value, slogits(top)) == SIDS['"']
+    assert string_guide().steer(QWEN + '["a", "b', slogits(top)) == SIDS['"']  # in a list too
+
+
+def test_json_strings_are_left_to_the_model_otherwise():
+    value = QWEN + '{"end": "2024-02-15T00:00'
+    assert string_guide().steer(value, slogits("00")) is None  # the string goes on
+    assert string_guide().steer(value, slogits('"}')) is None  # the model closes it itself
+    # a brace or markup the user wrote may be a value's text; a line break never is
+    assert string_guide("Filter {a} < b").steer(value, slogits("}")) is None
+    assert string_guide("Filter {a} < b").steer(value, slogits("<")) is None
+    assert string_guide("Filter {a}\nnext").steer(value, slogits("\n")) == SIDS['"']
+    # a key, a line value, and text outside any call are not a value's string
+    assert string_guide().steer(QWEN + '{"en', slogits("}")) is None
+    assert string_guide().steer(QWEN + "2024-02-15", slogits("</")) is None
+    assert string_guide().steer('{"end": "2024', slogits("}")) is None
+
+
 def test_no_sources_no_guidance():
     assert guide(sources=()).steer(HERMES + "LOS", logits(LA=5.0, Angeles=4.9)) is None
 

@@ -30,6 +30,11 @@ the word after it: "2" → "2 weeks", "3" → "3pm"): the items whose words have
 word and whose tools a text argument, with it and again without it when it chose; in the worlds,
 the tasks whose request or scripted replies have one.
 
+`--strings` measures `strings` (a JSON string inside a list or object argument closed where the
+model's top token would end its container, write markup or break the line with the string still
+open: `"end": "2024-02-15T00:00 }`), the same way: every item and world task whose tools have a
+list or object argument.
+
 `--percent` measures `percent` (a percentage the user wrote, written as the fraction a number
 argument's description asks for: "5%" → 0.05), added last, the same way; no world's tool asks
 for a fraction.
@@ -60,7 +65,7 @@ from botpsy.worlds.tasks import domain_names
 
 ADDED = (
     sys.argv.pop(1)[2:]
-    if sys.argv[1] in ("--flags", "--percent", "--choices", "--peers", "--units")
+    if sys.argv[1] in ("--flags", "--percent", "--choices", "--peers", "--units", "--strings")
     else None
 )
 FLAGS = ADDED == "flags"
@@ -75,6 +80,7 @@ RULES = {
     "percent": "_steer_percent",
     "peers": "_steer_list_peer",
     "units": "_steer_unit",
+    "strings": "_steer_string_close",
 }
 CHOSEN: dict[str, str] = {}
 ON = [True]
@@ -176,10 +182,10 @@ def reads(params: dict, users: list[str]) -> bool:
     return False
 
 
-def lists(params: dict, users: list[str]) -> bool:
-    """Whether a tool has a list argument."""
+def lists(params: dict, users: list[str], types: tuple[str, ...] = ("array",)) -> bool:
+    """Whether a tool has a list argument (or one of another of `types`)."""
     return any(
-        isinstance(s, dict) and s.get("type") == "array"
+        isinstance(s, dict) and s.get("type") in types
         for p in params.values()
         for k, s in (p.get("properties") or {}).items()
     )
@@ -198,7 +204,19 @@ def units(params: dict, users: list[str]) -> bool:
     return text and (said or not users)
 
 
-CHECKS = {"flags": flags, "percent": percent, "choices": choices, "peers": lists, "units": units}
+def json_values(params: dict, users: list[str]) -> bool:
+    """Whether a tool has a list or object argument: qwen35 writes those as JSON, with strings."""
+    return lists(params, users, ("array", "object", "dict"))
+
+
+CHECKS = {
+    "flags": flags,
+    "percent": percent,
+    "choices": choices,
+    "peers": lists,
+    "units": units,
+    "strings": json_values,
+}
 
 
 def items(spec):
@@ -253,6 +271,7 @@ with open(sys.argv[1], "a") as out:
                     "choices": "named" in CHOSEN,
                     "peers": "peers" in CHOSEN,
                     "units": "units" in CHOSEN,
+                    "strings": "strings" in CHOSEN,
                 }
                 touched = touched.get(ADDED, bool(CHOSEN))
                 if on and not touched:
