@@ -335,12 +335,18 @@ def open_argument(text: str, fmt: str) -> tuple[str, str] | None:
 _FUNCTION = re.compile(r"\s*<function=([^>\n]+)>")  # a qwen35 call's head: its function's name
 
 
-def _open_call(text: str) -> str | None:
-    """The tool call open at the end of `text` (after its `<tool_call>`), or None."""
+def _call_start(text: str) -> int | None:
+    """Where the tool call open at the end of `text` begins (after its `<tool_call>`), or None."""
     start = text.rfind(CALL_OPEN)
     if start < 0 or text.rfind(CALL_CLOSE) > start:
         return None
-    return text[start + len(CALL_OPEN) :]
+    return start + len(CALL_OPEN)
+
+
+def _open_call(text: str) -> str | None:
+    """The tool call open at the end of `text` (after its `<tool_call>`), or None."""
+    start = _call_start(text)
+    return None if start is None else text[start:]
 
 
 def _qwen35_param(call: str) -> tuple[int, int, str] | None:
@@ -486,10 +492,11 @@ class CopyGuide:
             return None
         if (choice := self._steer_tool_name(text, logits)) is not None:
             return choice
-        if (choice := self._steer_named_parameter(text, logits)) is not None:
-            return choice
         # the call and parameter open at the end of the text, read once for the rules below
-        call = _open_call(text)
+        start = _call_start(text)
+        call = None if start is None else text[start:]
+        if (choice := self._steer_named_parameter(start, call, logits)) is not None:
+            return choice
         param = _qwen35_param(call) if call is not None and self.fmt == "qwen35" else None
         if (choice := self._steer_list_peer(call, param, logits)) is not None:
             return choice
@@ -639,41 +646,38 @@ class CopyGuide:
             return None  # the model writes it itself
         return self._write(rest, logits)
 
-    def _steer_named_parameter(self, text: str, logits: np.ndarray) -> int | None:
+    def _steer_named_parameter(self, start: int | None, call: str | None, logits: np.ndarray) -> int | None:
         """Where the model would close a qwen35 call leaving out an optional argument the user
         named (`_named_value`: "What are the comedy movies?" and `genre` one of Drama, Comedy, …;
         a flag the request says), the tokens that write that argument with that value
-        (`_inserted`, keyed by the call's offset in the generated text, holds where the written
-        text starts and what it is). The model's own parameters and values are left alone; the
-        grammar, applied after, still holds the call to its schema."""
-        if self.fmt != "qwen35" or not self.params:
-            return None
-        start = text.rfind(CALL_OPEN)
-        if start < 0 or text.rfind(CALL_CLOSE) > start:
+        (`_inserted`, keyed by the call's offset in the generated text, holds where in the call the
+        written text starts and what it is). `start` and `call`: where the open call begins and its
+        text (`steer`). The model's own parameters and values are left alone; the grammar, applied
+        after, still holds the call to its schema."""
+        if self.fmt != "qwen35" or not self.params or start is None or call is None:
             return None
         if start in self._inserted:
             at, target = self._inserted[start]
-            rest = target[len(text) - at :] if target.startswith(text[at:]) else ""
+            rest = target[len(call) - at :] if target.startswith(call[at:]) else ""
         else:
-            head = re.match(r"\s*<function=([^>\n]+)>\n", text[start + len(CALL_OPEN) :])
-            if head is None:
+            head = _FUNCTION.match(call)
+            if head is None or call[head.end() : head.end() + 1] != "\n":
                 return None
-            fn, at = head.group(1), start + len(CALL_OPEN) + head.end()
-            done = text.rfind(PARAM_CLOSE + "\n", at)
+            fn, at = head.group(1), head.end() + 1
+            done = call.rfind(PARAM_CLOSE + "\n", at)
             at = at if done < 0 else done + len(PARAM_CLOSE) + 1
-            tail = text[at:]
+            tail = call[at:]
             if not "<parameter=".startswith(tail):
                 return None  # inside a parameter, or closing the call already
             top = self._piece(int(np.argmax(logits)))
             if not (tail + top).startswith("</"):
                 return None  # the model goes on writing parameters (or may): its choice
-            written = set(re.findall(r"<parameter=([^>\n]+)>", text[start:]))
+            written = set(re.findall(r"<parameter=([^>\n]+)>", call))
             required = self._required(fn)
             if not required <= written:
                 return None  # the grammar holds the call open for a required one anyway
             held = {
-                v.strip().lower()
-                for v in re.findall(r"<parameter=[^>\n]+>\n(.*?)\n</parameter>", text[start:], re.S)
+                v.strip().lower() for v in re.findall(r"<parameter=[^>\n]+>\n(.*?)\n</parameter>", call, re.S)
             }
             pending = [
                 (name, named)
