@@ -408,3 +408,62 @@ def test_no_typed_value_rule_admits_null():
     users = {name for name, body in rules.items() if re.search(r"\bjson-val\b", body)}
     assert users <= {"json-obj", "json-arr", "json-val"}, users
     assert json.loads('{"a": null}')  # sanity: the matcher's JSON notion is JSON's
+
+
+# ---- the gate's choice on a refusal (llama.cpp's grammar sampler, a vocabulary-only model) -------
+
+
+@pytest.fixture(scope="module")
+def vocab_llm():
+    llama_cpp = pytest.importorskip("llama_cpp")
+    from botpsy.models import smollm2_base
+
+    return llama_cpp.Llama(model_path=str(smollm2_base()), vocab_only=True, verbose=False)
+
+
+def _gate_after(llm, gbnf: str, text: str):
+    import llama_cpp
+
+    from botpsy.engine.grammar import GrammarGate
+
+    gate = GrammarGate(llm, llama_cpp.LlamaGrammar.from_string(gbnf, verbose=False))
+    for tok in llm.tokenize(text.encode(), add_bos=False, special=False):
+        gate.accept(tok)
+    return gate
+
+
+def _one(llm, text: str) -> int:
+    ids = llm.tokenize(text.encode(), add_bos=False, special=False)
+    assert len(ids) == 1, (text, ids)
+    return ids[0]
+
+
+def test_a_refused_token_redone_as_a_quote_that_goes_on_is_the_bare_quote(vocab_llm):
+    """The model wants a bare date where the schema asks for a string: the grammar's best allowed
+    token was `"]]`, and the value became "]]" (ACEBench `"startDate": "]]"`)."""
+    import numpy as np
+
+    gbnf = 'root ::= "{\\"d\\": " str "}"\nstr ::= "\\"" [^"\\\\]* "\\""'
+    two, quote, junk = _one(vocab_llm, "2"), _one(vocab_llm, '"'), _one(vocab_llm, '"]]')
+    logits = np.full(vocab_llm.n_vocab(), -20.0, dtype=np.float32)
+    logits[two], logits[junk], logits[quote] = 9.0, 5.0, 1.0
+    gate = _gate_after(vocab_llm, gbnf, '{"d": ')
+    try:
+        assert not gate.allows(two) and gate.allows(junk)
+        assert gate.choose(logits, lambda x: int(np.argmax(x))) == quote
+    finally:
+        gate.close()
+    # an allowed choice stands, whatever it holds; a refusal redone without a quote token stands
+    gate = _gate_after(vocab_llm, gbnf, '{"d": ')
+    try:
+        logits[junk] = 10.0
+        assert gate.choose(logits, lambda x: int(np.argmax(x))) == junk
+    finally:
+        gate.close()
+    gate = _gate_after(vocab_llm, gbnf, '{"d": "2024"')
+    try:
+        close = _one(vocab_llm, "}")
+        logits[two], logits[close] = 9.0, 2.0
+        assert gate.choose(logits, lambda x: int(np.argmax(x))) == close
+    finally:
+        gate.close()

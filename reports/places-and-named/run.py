@@ -35,6 +35,10 @@ model's top token would end its container, write markup or break the line with t
 open: `"end": "2024-02-15T00:00 }`), the same way: every item and world task whose tools have a
 list or object argument.
 
+`--quote` measures the grammar gate's bare quote (`engine.grammar.GrammarGate.choose`: where the
+model's token is refused and the allowed one it prefers opens a JSON string and goes on, `"]]`,
+the bare `"`), on the same items as `--strings`, with it and again without it when it chose.
+
 `--percent` measures `percent` (a percentage the user wrote, written as the fraction a number
 argument's description asks for: "5%" → 0.05), added last, the same way; no world's tool asks
 for a fraction.
@@ -65,7 +69,7 @@ from botpsy.worlds.tasks import domain_names
 
 ADDED = (
     sys.argv.pop(1)[2:]
-    if sys.argv[1] in ("--flags", "--percent", "--choices", "--peers", "--units", "--strings")
+    if sys.argv[1] in ("--flags", "--percent", "--choices", "--peers", "--units", "--strings", "--quote")
     else None
 )
 FLAGS = ADDED == "flags"
@@ -99,6 +103,26 @@ def named_choice(self, fn, name, held):
     """With --choices, off: no quoted choice."""
     return None if ADDED == "choices" and not ON[0] else _named_choice(self, fn, name, held)
 
+
+if ADDED == "quote":
+    import botpsy.engine.grammar as G
+
+    _choose = G.GrammarGate.choose
+
+    def choose(self, logits, pick):
+        """The gate's choice (off: the masked pick as it stands), logged where the two differ."""
+        token = pick(logits)
+        if self.allows(token):
+            return token
+        plain = pick(self.mask(logits))
+        if not ON[0]:
+            return plain
+        chosen = _choose(self, logits, pick)
+        if chosen != plain:
+            CHOSEN["quote"] = CHOSEN.get("quote", "") + self._detokenize([plain]).decode(errors="replace")
+        return chosen
+
+    G.GrammarGate.choose = choose
 
 CG.CopyGuide._named_value = named_value
 CG.CopyGuide._named_choice = named_choice
@@ -216,6 +240,7 @@ CHECKS = {
     "peers": lists,
     "units": units,
     "strings": json_values,
+    "quote": json_values,
 }
 
 
@@ -272,6 +297,7 @@ with open(sys.argv[1], "a") as out:
                     "peers": "peers" in CHOSEN,
                     "units": "units" in CHOSEN,
                     "strings": "strings" in CHOSEN,
+                    "quote": "quote" in CHOSEN,
                 }
                 touched = touched.get(ADDED, bool(CHOSEN))
                 if on and not touched:

@@ -346,8 +346,15 @@ class GrammarGate:
     model's whole decode step on a phone-class CPU. A trained model's choice is almost always
     allowed, so checking it first (one candidate) and masking everything only on a refusal — what
     llama.cpp's own `common_sampler` does — keeps the guarantee at a fraction of the cost. Greedy
-    output is identical to the chain's; with sampling, a refused draw is redrawn from the allowed
-    tokens.
+    output is the chain's but for one case; with sampling, a refused draw is redrawn from the
+    allowed tokens.
+
+    The case: where the model's own token is refused and the allowed one it prefers opens a JSON
+    string and goes on in the same token (`"]]`, `"(`), the bare `"` is taken instead when the
+    grammar allows it. The model wanted to write a value bare (a date, `2024-…`, where the schema
+    asks for a string) and the grammar made it open a string; the rest of that token is not what
+    it wanted to write, and from a bare quote it writes the string's text itself (ACEBench:
+    `"startDate": "]]"`).
     """
 
     def __init__(self, llm, grammar: LlamaGrammar):
@@ -375,6 +382,9 @@ class GrammarGate:
         if not self._smpl:
             raise ValueError("llama.cpp could not parse the grammar (its log says where)")
         self.n_vocab = llm.n_vocab()
+        self._detokenize = llm.detokenize
+        quote = llm.tokenize(b'"', add_bos=False, special=False)
+        self._quote = quote[0] if len(quote) == 1 else None
         self._one = llama_cpp.llama_token_data(0, 0.0, 0.0)
         self._one_arr = llama_cpp.llama_token_data_array(ctypes.pointer(self._one), 1, -1, False)
         self._all = (llama_cpp.llama_token_data * self.n_vocab)()
@@ -403,9 +413,17 @@ class GrammarGate:
         return self._all_np["logit"].copy()
 
     def choose(self, logits, pick) -> int:
-        """`pick(logits) -> token`, kept if the grammar allows it, else redone on the masked logits."""
+        """`pick(logits) -> token`, kept if the grammar allows it, else redone on the masked logits
+        (a token that opens a string and goes on: the bare quote, when allowed)."""
         token = pick(logits)
-        return token if self.allows(token) else pick(self.mask(logits))
+        if self.allows(token):
+            return token
+        token = pick(self.mask(logits))
+        if self._quote is not None and token != self._quote:
+            piece = self._detokenize([token])
+            if piece[:1] == b'"' and len(piece) > 1 and self.allows(self._quote):
+                return self._quote
+        return token
 
     def accept(self, token: int) -> None:
         self._lib.llama_sampler_accept(self._smpl, token)
