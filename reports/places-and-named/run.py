@@ -30,14 +30,13 @@ the word after it: "2" → "2 weeks", "3" → "3pm"): the items whose words have
 word and whose tools a text argument, with it and again without it when it chose; in the worlds,
 the tasks whose request or scripted replies have one.
 
-`--strings` measures `strings` (a JSON string inside a list or object argument closed where the
-model's top token would end its container, write markup or break the line with the string still
-open: `"end": "2024-02-15T00:00 }`), the same way: every item and world task whose tools have a
-list or object argument.
-
-`--quote` measures the grammar gate's bare quote (`engine.grammar.GrammarGate.choose`: where the
-model's token is refused and the allowed one it prefers opens a JSON string and goes on, `"]]`,
-the bare `"`), on the same items as `--strings`, with it and again without it when it chose.
+`--strings` measures two rules for the JSON strings inside list and object arguments together:
+`strings` (the copy guide closes a string where the model's top token would end its container,
+write markup or break the line with the string still open: `"end": "2024-02-15T00:00 }`) and
+`quote` (the grammar gate, where the model's token is refused and the allowed one it prefers opens
+a string and goes on, `"]]`, takes the bare `"`: `engine.grammar.GrammarGate.choose`). Every item
+and world task whose tools have a list or object argument runs with both, and again with neither
+when one of them chose.
 
 `--percent` measures `percent` (a percentage the user wrote, written as the fraction a number
 argument's description asks for: "5%" → 0.05), added last, the same way; no world's tool asks
@@ -69,7 +68,7 @@ from botpsy.worlds.tasks import domain_names
 
 ADDED = (
     sys.argv.pop(1)[2:]
-    if sys.argv[1] in ("--flags", "--percent", "--choices", "--peers", "--units", "--strings", "--quote")
+    if sys.argv[1] in ("--flags", "--percent", "--choices", "--peers", "--units", "--strings")
     else None
 )
 FLAGS = ADDED == "flags"
@@ -104,7 +103,7 @@ def named_choice(self, fn, name, held):
     return None if ADDED == "choices" and not ON[0] else _named_choice(self, fn, name, held)
 
 
-if ADDED == "quote":
+if ADDED == "strings":
     import botpsy.engine.grammar as G
 
     _choose = G.GrammarGate.choose
@@ -240,7 +239,6 @@ CHECKS = {
     "peers": lists,
     "units": units,
     "strings": json_values,
-    "quote": json_values,
 }
 
 
@@ -296,8 +294,7 @@ with open(sys.argv[1], "a") as out:
                     "choices": "named" in CHOSEN,
                     "peers": "peers" in CHOSEN,
                     "units": "units" in CHOSEN,
-                    "strings": "strings" in CHOSEN,
-                    "quote": "quote" in CHOSEN,
+                    "strings": "strings" in CHOSEN or "quote" in CHOSEN,
                 }
                 touched = touched.get(ADDED, bool(CHOSEN))
                 if on and not touched:
