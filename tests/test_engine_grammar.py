@@ -460,6 +460,13 @@ def test_a_refused_token_redone_as_a_quote_that_goes_on_is_the_bare_quote(vocab_
         assert gate.choose(logits, lambda x: int(np.argmax(x))) == junk
     finally:
         gate.close()
+    gate = _gate_after(vocab_llm, gbnf, '{"d": ')
+    try:
+        empty = _one(vocab_llm, '""')
+        logits[junk], logits[empty] = 5.0, 6.0  # an empty string is a value, and stands
+        assert gate.choose(logits, lambda x: int(np.argmax(x))) == empty
+    finally:
+        gate.close()
     gate = _gate_after(vocab_llm, gbnf, '{"d": "2024"')
     try:
         close = _one(vocab_llm, "}")

@@ -111,6 +111,13 @@ or "3999.9999999999999996233333…"). A value that ends in one block written ove
 is closed after an item (`_open_list`); the call then closes and is judged, or held, like any
 other. No text value of the training mix's gold calls ever reads as a loop.
 
+String ends: inside a JSON string of a list or object argument, where the model's top token
+would close the string's object or list (`{"end": "2024-02-15T00:00 }`), write the call's markup
+(`"2023-06-01}</parameter>`) or break the line with the string still open, the closing quote is
+chosen instead (`_steer_string_close`). The grammar reads each of those as more of the string, and
+the model, past the end it meant, wrote on to the token cap: 4 of the 5 ACEBench slice rows that
+reached it. Not where the user's words hold that brace or `<`.
+
 Otherwise the model decides where a value starts, where it ends (a closing quote or
 `</parameter>` is not overridden but by the rules above) and what it composes beyond the user's
 words (a confident departure is above the margin). Only the user's own words are sources: a tool
