@@ -421,15 +421,23 @@ def vocab_llm():
     return llama_cpp.Llama(model_path=str(smollm2_base()), vocab_only=True, verbose=False)
 
 
-def _gate_after(llm, gbnf: str, text: str):
+GBNF_ONE_STRING = 'root ::= "{\\"d\\": " str "}"\nstr ::= "\\"" [^"\\\\]* "\\""'
+
+
+def _choice_after(llm, text: str, logits) -> int:
+    """The gate's choice for `logits` once `text` is accepted by a grammar for `{"d": "<string>"}`."""
     import llama_cpp
+    import numpy as np
 
     from botpsy.engine.grammar import GrammarGate
 
-    gate = GrammarGate(llm, llama_cpp.LlamaGrammar.from_string(gbnf, verbose=False))
-    for tok in llm.tokenize(text.encode(), add_bos=False, special=False):
-        gate.accept(tok)
-    return gate
+    gate = GrammarGate(llm, llama_cpp.LlamaGrammar.from_string(GBNF_ONE_STRING, verbose=False))
+    try:
+        for tok in llm.tokenize(text.encode(), add_bos=False, special=False):
+            gate.accept(tok)
+        return gate.choose(logits, lambda x: int(np.argmax(x)))
+    finally:
+        gate.close()
 
 
 def _one(llm, text: str) -> int:
@@ -443,34 +451,20 @@ def test_a_refused_token_redone_as_a_quote_that_goes_on_is_the_bare_quote(vocab_
     token was `"]]`, and the value became "]]" (ACEBench `"startDate": "]]"`)."""
     import numpy as np
 
-    gbnf = 'root ::= "{\\"d\\": " str "}"\nstr ::= "\\"" [^"\\\\]* "\\""'
     two, quote, junk = _one(vocab_llm, "2"), _one(vocab_llm, '"'), _one(vocab_llm, '"]]')
-    logits = np.full(vocab_llm.n_vocab(), -20.0, dtype=np.float32)
-    logits[two], logits[junk], logits[quote] = 9.0, 5.0, 1.0
-    gate = _gate_after(vocab_llm, gbnf, '{"d": ')
-    try:
-        assert not gate.allows(two) and gate.allows(junk)
-        assert gate.choose(logits, lambda x: int(np.argmax(x))) == quote
-    finally:
-        gate.close()
-    # an allowed choice stands, whatever it holds; a refusal redone without a quote token stands
-    gate = _gate_after(vocab_llm, gbnf, '{"d": ')
-    try:
-        logits[junk] = 10.0
-        assert gate.choose(logits, lambda x: int(np.argmax(x))) == junk
-    finally:
-        gate.close()
-    gate = _gate_after(vocab_llm, gbnf, '{"d": ')
-    try:
-        empty = _one(vocab_llm, '""')
-        logits[junk], logits[empty] = 5.0, 6.0  # an empty string is a value, and stands
-        assert gate.choose(logits, lambda x: int(np.argmax(x))) == empty
-    finally:
-        gate.close()
-    gate = _gate_after(vocab_llm, gbnf, '{"d": "2024"')
-    try:
-        close = _one(vocab_llm, "}")
-        logits[two], logits[close] = 9.0, 2.0
-        assert gate.choose(logits, lambda x: int(np.argmax(x))) == close
-    finally:
-        gate.close()
+    empty, close = _one(vocab_llm, '""'), _one(vocab_llm, "}")
+
+    def logits(**at: float):
+        out = np.full(vocab_llm.n_vocab(), -20.0, dtype=np.float32)
+        for tok, v in at.items():
+            out[{"two": two, "quote": quote, "junk": junk, "empty": empty, "close": close}[tok]] = v
+        return out
+
+    # the model's `2` is refused; the best allowed token, `"]]`, becomes the bare quote
+    assert _choice_after(vocab_llm, '{"d": ', logits(two=9.0, junk=5.0, quote=1.0)) == quote
+    # an allowed choice stands, whatever it holds
+    assert _choice_after(vocab_llm, '{"d": ', logits(two=9.0, junk=10.0, quote=1.0)) == junk
+    # an empty string is a value (the model's "none", which the grounding guard asks about): it stands
+    assert _choice_after(vocab_llm, '{"d": ', logits(two=9.0, empty=6.0, junk=5.0, quote=1.0)) == empty
+    # a refusal redone as another token stands
+    assert _choice_after(vocab_llm, '{"d": "2024"', logits(two=9.0, junk=5.0, close=2.0)) == close
