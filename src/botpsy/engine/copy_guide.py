@@ -500,9 +500,9 @@ class CopyGuide:
         if (choice := self._steer_tool_name(text, logits)) is not None:
             return choice
         # the call and parameter open at the end of the text, read once for the rules below
-        start = _call_start(text)
-        call = None if start is None else text[start:]
-        if (choice := self._steer_named_parameter(start, call, logits)) is not None:
+        call_at = _call_start(text)
+        call = None if call_at is None else text[call_at:]
+        if (choice := self._steer_named_parameter(call_at, call, logits)) is not None:
             return choice
         param = _qwen35_param(call) if call is not None and self.fmt == "qwen35" else None
         if (choice := self._steer_list_peer(call, param, logits)) is not None:

@@ -350,10 +350,11 @@ class GrammarGate:
     allowed tokens.
 
     The case: where the model's own token is refused and the allowed one it prefers opens a JSON
-    string and goes on in the same token (`"]]`, `"(`; not `""`, an empty string, the model's "none"
-    that the grounding guard asks about), the bare `"` is taken instead when the grammar allows it. The model wanted to write a value bare (a date, `2024-…`, where the schema
-    asks for a string) and the grammar made it open a string; the rest of that token is not what
-    it wanted to write, and from a bare quote it writes the string's text itself (ACEBench:
+    string and goes on in the same token (`"]]`, `"(`; not `""`, an empty string, the model's
+    "none" that the grounding guard asks about), the bare `"` is taken instead when the grammar
+    allows it. The model wanted to write a value bare (a date, `2024-…`, where the schema asks for
+    a string) and the grammar made it open a string; the rest of that token is not what it wanted
+    to write, and from a bare quote it writes the string's text itself (ACEBench:
     `"startDate": "]]"`).
     """
 
