@@ -568,3 +568,65 @@ def test_rows_whose_dates_contradict_the_resolved_line_are_dropped(tmp_path, que
     assert (len(convs), len(dropped)) == ((0, 1) if conflict else (1, 0))
     if conflict:
         assert dropped[0][0] == 0 and "2023-05-12" in dropped[0][1] and "2026-12-02" in dropped[0][1]
+
+
+@pytest.mark.parametrize(
+    "turns, expected",
+    [
+        # one call, straight from the request
+        ([("assistant", [("forecast", {})])], ["forecast fits; its parameters come from the request."]),
+        # several calls of one tool, and of two or three tools
+        (
+            [("assistant", [("forecast", {"city": "Oslo"}), ("forecast", {"city": "Lima"})])],
+            ["2 requests for forecast, one call each, values from the request."],
+        ),
+        (
+            [("assistant", [("forecast", {}), ("convert", {})])],
+            ["Two requests: forecast and convert, each with its own values."],
+        ),
+        (
+            [("assistant", [("a", {}), ("b", {}), ("c", {})])],
+            ["3 requests: a, b and c, each with its own values."],
+        ),
+        # a chain: the second call follows a tool result; the text answer keeps no reasoning
+        (
+            [
+                ("assistant", [("find", {})]),
+                ("tool", "{}"),
+                ("assistant", [("book", {})]),
+                ("assistant", "Done."),
+            ],
+            [
+                "find fits; its parameters come from the request.",
+                None,
+                "book next, with values from the request and the results so far.",
+                None,
+            ],
+        ),
+    ],
+)
+def test_public_call_turns_get_the_generated_tools_reasoning(turns, expected):
+    """Public rows call with an empty <think>; the runtime's model decides call or decline at its
+    first reasoning token, so each call turn gets the generated tools' line for its shape."""
+    from botpsy.data.public import call_reasoning
+    from botpsy.protocol.messages import Message
+
+    msgs = [Message("user", "Plan my trip.")]
+    for role, body in turns:
+        if role == "tool":
+            msgs.append(Message("tool", body, name="find"))
+        elif isinstance(body, str):
+            msgs.append(Message("assistant", body))
+        else:
+            msgs.append(Message("assistant", "", tool_calls=[ToolCall(n, a) for n, a in body]))
+    out = call_reasoning(msgs)
+    assert [m.reasoning for m in out[1:]] == expected
+    assert [m.reasoning for m in msgs[1:]] == [None] * len(turns)  # the input is left as it was
+
+
+def test_reasoning_a_row_has_is_kept():
+    from botpsy.data.public import call_reasoning
+    from botpsy.protocol.messages import Message
+
+    m = Message("assistant", "", "The user wants Oslo's forecast.", [ToolCall("forecast", {"city": "Oslo"})])
+    assert call_reasoning([Message("user", "Oslo?"), m])[1].reasoning == "The user wants Oslo's forecast."

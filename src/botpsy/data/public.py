@@ -31,6 +31,10 @@ row's system text (the runtime never shows another), and the agent's resolved-da
 user turn. A row whose calls use dates that contradict that line ("tomorrow" resolved to
 2026-12-02, the call says 2023-05-12: the data was written on another day) is dropped and
 counted: trained on, it would teach the model to ignore the line it is meant to copy.
+A call turn that comes without reasoning (every row of these sets) gets the line botpsy's own
+generated tools reason with (`call_reasoning`): the runtime's model reasons before each call, and
+its first reasoning token carries its call-or-decline choice ("get_weather fits; …" against "No
+listed tool fits …"); rows that call with an empty `<think>` would teach it to skip that.
 
 Tools become the OpenAI-style schemas `Tool.schema()` returns (`public_schema.tool_schema`), and
 each conversation keeps its own tools, so its system turn lists exactly the row's tools.
@@ -51,7 +55,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -381,6 +385,35 @@ def date_conflict(raw: list[Message], shown: list[Message]) -> str | None:
     return None
 
 
+def _names(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def call_reasoning(msgs: list[Message]) -> list[Message]:
+    """`msgs` with each call turn that has no reasoning given the line botpsy's generated-tool
+    conversations use for the same shape (`data.synthetic_tools`, `data.synthetic_rich`); a call
+    after a tool result says its values may come from the results. Text turns keep none, as the
+    worlds' answers do; reasoning a row already has is kept."""
+    out: list[Message] = []
+    for m in msgs:
+        if m.role == "assistant" and m.tool_calls and not (m.reasoning or "").strip():
+            names = list(dict.fromkeys(c.name for c in m.tool_calls))
+            chained = bool(out) and out[-1].role == "tool"
+            if chained:
+                text = f"{_names(names)} next, with values from the request and the results so far."
+            elif len(m.tool_calls) == 1:
+                text = f"{names[0]} fits; its parameters come from the request."
+            elif len(names) == 1:
+                text = f"{len(m.tool_calls)} requests for {names[0]}, one call each, values from the request."
+            elif len(names) == 2:
+                text = f"Two requests: {_names(names)}, each with its own values."
+            else:
+                text = f"{len(names)} requests: {_names(names)}, each with its own values."
+            m = replace(m, reasoning=text)
+        out.append(m)
+    return out
+
+
 def runtime_conversations(
     result: LoadResult, today: date | None = TODAY
 ) -> tuple[list, list[tuple[int, str]]]:
@@ -388,7 +421,7 @@ def runtime_conversations(
     doc), and (index, reason) of the ones dropped because their dates contradict the resolved line."""
     out, dropped = [], []
     for n, (msgs, tools) in enumerate(result.conversations):
-        body = msgs[1:] if msgs and msgs[0].role == "system" else msgs
+        body = call_reasoning(msgs[1:] if msgs and msgs[0].role == "system" else msgs)
         conv = runtime_conversation(result.path, tools, body, today)
         reason = date_conflict(body, conv.messages[1:])
         if reason:
