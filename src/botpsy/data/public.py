@@ -72,6 +72,7 @@ from botpsy.data.public_schema import (
 )
 from botpsy.data.public_sgd import from_sgd, is_sgd
 from botpsy.data.sft import mix_examples
+from botpsy.data.synthetic_tools import call_thought, chained_thought
 from botpsy.protocol.formats import tojson
 from botpsy.protocol.messages import Message, ToolCall
 from botpsy.worlds.kit import TODAY
@@ -385,31 +386,17 @@ def date_conflict(raw: list[Message], shown: list[Message]) -> str | None:
     return None
 
 
-def _names(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
-
-
 def call_reasoning(msgs: list[Message]) -> list[Message]:
     """`msgs` with each call turn that has no reasoning given the line botpsy's generated-tool
-    conversations use for the same shape (`data.synthetic_tools`, `data.synthetic_rich`); a call
-    after a tool result says its values may come from the results. Text turns keep none, as the
-    worlds' answers do; reasoning a row already has is kept."""
+    conversations use for the same shape (`synthetic_tools.call_thought`); a call after a tool
+    result says its values may come from the results. Text turns keep none, as the worlds'
+    answers do; reasoning a row already has is kept."""
     out: list[Message] = []
     for m in msgs:
         if m.role == "assistant" and m.tool_calls and not (m.reasoning or "").strip():
-            names = list(dict.fromkeys(c.name for c in m.tool_calls))
             chained = bool(out) and out[-1].role == "tool"
-            if chained:
-                text = f"{_names(names)} next, with values from the request and the results so far."
-            elif len(m.tool_calls) == 1:
-                text = f"{names[0]} fits; its parameters come from the request."
-            elif len(names) == 1:
-                text = f"{len(m.tool_calls)} requests for {names[0]}, one call each, values from the request."
-            elif len(names) == 2:
-                text = f"Two requests: {_names(names)}, each with its own values."
-            else:
-                text = f"{len(names)} requests: {_names(names)}, each with its own values."
-            m = replace(m, reasoning=text)
+            thought = chained_thought if chained else call_thought
+            m = replace(m, reasoning=thought(m.tool_calls))
         out.append(m)
     return out
 

@@ -26,7 +26,7 @@ import json
 import random
 from typing import Any
 
-from botpsy.data.synthetic_tools import tool_name
+from botpsy.data.synthetic_tools import call_thought, tool_name
 from botpsy.data.tool_answers import opaque_reported, reported
 from botpsy.data.tool_catalog import FAMILIES, Api, Spec
 from botpsy.protocol.messages import Message, ToolCall
@@ -327,14 +327,12 @@ def rich_conversation(
                 first, args = request_for(rng, api)
                 second, other_args = request_for(rng, other, lead=False)
                 calls = [ToolCall(name, args), ToolCall(names[other], other_args)]
-                reason = f"Two requests: {name} and {names[other]}, each with its own values."
-                msgs += _call_turn(rng, calls, join(rng, first, second), reason, kinds)
+                msgs += _call_turn(rng, calls, join(rng, first, second), call_thought(calls), kinds)
                 continue
             user, calls = _parallel_same(rng, api, name)
-            reason = f"{len(calls)} requests for {name}, one call each, values from the request."
-            msgs += _call_turn(rng, calls, user, reason, kinds)
+            msgs += _call_turn(rng, calls, user, call_thought(calls), kinds)
             continue
         user, args = request_for(rng, api)
-        reason = f"{name} fits; its parameters come from the request."
-        msgs += _call_turn(rng, [ToolCall(name, args)], user, reason, kinds)
+        calls = [ToolCall(name, args)]
+        msgs += _call_turn(rng, calls, user, call_thought(calls), kinds)
     return schemas, msgs

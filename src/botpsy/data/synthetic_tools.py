@@ -229,6 +229,29 @@ def tool_name(verb: str, noun: str, style: int) -> str:
     return f"{verb}_{noun}"
 
 
+def _listing(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def call_thought(calls: list[ToolCall]) -> str:
+    """The reasoning a generated (or public) call turn carries, by its shape: one call, several of
+    one tool (parallel), or calls of two or more tools. The model's first reasoning token is its
+    call-or-decline choice, so every call turn trained on opens with the tool it calls."""
+    names = list(dict.fromkeys(c.name for c in calls))
+    if len(calls) == 1:
+        return f"{names[0]} fits; its parameters come from the request."
+    if len(names) == 1:
+        return f"{len(calls)} requests for {names[0]}, one call each, values from the request."
+    count = "Two" if len(names) == 2 else str(len(names))
+    return f"{count} requests: {_listing(names)}, each with its own values."
+
+
+def chained_thought(calls: list[ToolCall]) -> str:
+    """The reasoning of a call turn that follows a tool result (a chain's next step)."""
+    names = list(dict.fromkeys(c.name for c in calls))
+    return f"{_listing(names)} next, with values from the request and the results so far."
+
+
 def _all_required(api: tuple) -> bool:
     """Whether `api` is one of the calculators and lookups, whose every parameter is required."""
     return bool(api[4:] and api[4])
@@ -384,7 +407,8 @@ def synthetic_conversation(
             more = " and ".join(first.phrase.format(v=v) for v in others)
             user = f"{user.rstrip('?.')}, and the same {more}."
         msgs.append(Message("user", user))
-        msgs.append(Message("assistant", "", f"{name} fits; its parameters come from the request.", calls))
+        # the one-call line even for parallel calls: the stream the shipped adapter was trained on
+        msgs.append(Message("assistant", "", call_thought(calls[:1]), calls))
         # one tool per turn here: its name is the fixed line's NAME
         msgs += reported(rng, calls, {name: apis[i][:2]}) if restate else opaque_reported(rng, calls, False)
     return schemas, msgs
