@@ -424,17 +424,24 @@ def vocab_llm():
 GBNF_ONE_STRING = 'root ::= "{\\"d\\": " str "}"\nstr ::= "\\"" [^"\\\\]* "\\""'
 
 
-def _choice_after(llm, text: str, logits) -> int:
-    """The gate's choice for `logits` once `text` is accepted by a grammar for `{"d": "<string>"}`."""
+def _gate_at(llm, text: str):
+    """A gate on a grammar for `{"d": "<string>"}` that has accepted `text`."""
     import llama_cpp
-    import numpy as np
 
     from botpsy.engine.grammar import GrammarGate
 
     gate = GrammarGate(llm, llama_cpp.LlamaGrammar.from_string(GBNF_ONE_STRING, verbose=False))
+    for tok in llm.tokenize(text.encode(), add_bos=False, special=False):
+        gate.accept(tok)
+    return gate
+
+
+def _choice_after(llm, text: str, logits) -> int:
+    """The gate's choice for `logits` once `text` is accepted."""
+    import numpy as np
+
+    gate = _gate_at(llm, text)
     try:
-        for tok in llm.tokenize(text.encode(), add_bos=False, special=False):
-            gate.accept(tok)
         return gate.choose(logits, lambda x: int(np.argmax(x)))
     finally:
         gate.close()
@@ -460,6 +467,11 @@ def test_a_refused_token_redone_as_a_quote_that_goes_on_is_the_bare_quote(vocab_
             out[{"two": two, "quote": quote, "junk": junk, "empty": empty, "close": close}[tok]] = v
         return out
 
+    gate = _gate_at(vocab_llm, '{"d": ')
+    try:  # the case's premise: the model's `2` is refused there, `"]]` allowed
+        assert not gate.allows(two) and gate.allows(junk)
+    finally:
+        gate.close()
     # the model's `2` is refused; the best allowed token, `"]]`, becomes the bare quote
     assert _choice_after(vocab_llm, '{"d": ', logits(two=9.0, junk=5.0, quote=1.0)) == quote
     # an allowed choice stands, whatever it holds

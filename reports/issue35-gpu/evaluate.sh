@@ -16,8 +16,8 @@ shift
 cd "$(git rev-parse --show-toplevel)"
 BOTPSY=${BOTPSY:-.venv/bin/botpsy}
 R=runs/issue35-gpu
-N=10 LIMIT=50 ACE=5
-if [ -n "${QUICK:-}" ]; then N=1 LIMIT=1 ACE=1; fi
+DOMAIN=all N=10 LIMIT=50 ACE=5
+if [ -n "${QUICK:-}" ]; then DOMAIN=calendar N=1 LIMIT=1 ACE=1; fi
 export OMP_NUM_THREADS=2
 mkdir -p $R/eval
 for tar in "$@"; do
@@ -25,9 +25,7 @@ for tar in "$@"; do
   tar xzf "$tar" -C $R
   [ -f $R/$name/adapter.gguf ] || { echo "error: $tar holds no $name/adapter.gguf (see $R/$name.log)" >&2; exit 2; }
   E=$R/eval/$name
-  echo "== $name: $(cat $R/$name/train_summary.json | tr -d '\n ')"
-  DOMAIN=all
-  [ -n "${QUICK:-}" ] && DOMAIN=calendar
+  echo "== $name: $(tr -d '\n ' < $R/$name/train_summary.json)"
   $BOTPSY eval worlds --model $R/$name --domain $DOMAIN --n $N --seed 1000 --threads 2 --out $E/worlds --json | tail -n 1
   $BOTPSY eval bfcl --model $R/$name --categories simple_python,multiple,parallel,live_simple,irrelevance \
     --limit $LIMIT --threads 2 --out $E/bfcl --json | tail -n 1

@@ -42,14 +42,6 @@ class PackError(ValueError):
     """Bad pack input or a stage that does not hold what its manifest lists."""
 
 
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(MIB), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def tree_bytes(repo: Path) -> int:
     """Bytes of what a call sends besides its carried paths: tracked files and untracked ones git
     does not ignore (`shared/` inside the checkout is among them when it exists)."""
@@ -92,12 +84,14 @@ def pack(out: Path, adds: list[tuple[str, Path]], room: int) -> dict:
     for name, src in files:
         size = left = src.stat().st_size
         parts = []
+        whole = hashlib.sha256()  # of the file, from the parts as they are read: one pass
         with open(src, "rb") as f:
             while left > 0 or not parts:
                 if calls[-1] >= room:
                     calls.append(0)
                 n = min(left, room - calls[-1])
                 data = f.read(n)
+                whole.update(data)
                 call = len(calls)
                 part = f"{name.replace('/', '__')}.part{len(parts):03d}"
                 folder = out / f"call-{call:02d}"
@@ -108,7 +102,7 @@ def pack(out: Path, adds: list[tuple[str, Path]], room: int) -> dict:
                 )
                 calls[-1] += n
                 left -= n
-        entries.append({"name": name, "bytes": size, "sha256": sha256(src), "parts": parts})
+        entries.append({"name": name, "bytes": size, "sha256": whole.hexdigest(), "parts": parts})
     manifest = {"room_bytes": room, "calls": len(calls), "files": entries}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     shutil.copy(out / "manifest.json", out / "call-01" / "manifest.json")
@@ -154,6 +148,7 @@ def unpack(stage: Path, dest: Path) -> list[Path]:
     for f in manifest["files"]:
         target = dest / f["name"]
         target.parent.mkdir(parents=True, exist_ok=True)
+        whole = hashlib.sha256()  # of the joined file, as it is written
         with open(target, "wb") as out:
             for p in f["parts"]:
                 data = (stage / p["file"]).read_bytes()
@@ -163,7 +158,8 @@ def unpack(stage: Path, dest: Path) -> list[Path]:
                         f"sha256 {p['sha256'][:12]}…; copy that call's folder again"
                     )
                 out.write(data)
-        if sha256(target) != f["sha256"]:
+                whole.update(data)
+        if whole.hexdigest() != f["sha256"]:
             raise PackError(
                 f"{f['name']} joined from its parts does not match its sha256 {f['sha256'][:12]}…"
             )
@@ -205,7 +201,8 @@ def main(argv: list[str] | None = None) -> int:
                     "needed): ignore or remove untracked files, or pass --room-mib"
                 )
             m = pack(args.out, args.add, room)
-            print((args.out / "calls.md").read_text().splitlines()[2])
+            total = sum(f["bytes"] for f in m["files"]) / MIB
+            print(f"{len(m['files'])} files, {total:.1f} MiB, {room / MIB:.1f} MiB per call")
             print(f"{m['calls']} calls: {args.out / 'calls.md'}")
         else:
             for path in unpack(args.stage, args.dest):
