@@ -3,21 +3,27 @@
 import json
 import random
 from collections import Counter
+from itertools import pairwise
 
 import pytest
 
 from botpsy.agent.detectors import action_claims
 from botpsy.agent.loop import declined_result
 from botpsy.data.mix import (
+    DECLINE_OPENING,
+    Conversation,
     MixConfig,
     completed_variant,
     declined_variant,
     domain_list,
+    first_replies,
     mix_conversations,
     pick_tasks,
+    replies_line,
     task_weights,
     vary,
 )
+from botpsy.data.synthetic_rich import rich_conversation
 from botpsy.data.synthetic_tools import (
     APIS,
     NEAR_MISSES,
@@ -26,6 +32,7 @@ from botpsy.data.synthetic_tools import (
     synthetic_conversation,
     unlisted_request,
 )
+from botpsy.protocol.messages import Message, ToolCall
 from botpsy.worlds import DOMAINS, get_domain
 
 JSON_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "array": list}
@@ -387,3 +394,65 @@ def test_the_default_mix_keeps_the_opaque_line_and_restate_replaces_it():
     assert not any("answered (result" in a for a in said[1])
     users = [[m.content for c in convs for m in c.messages if m.role == "user"] for convs in (off, on)]
     assert users[0] == users[1]  # only the tool turns and the answers change
+
+
+def test_first_replies_counts_each_request_once():
+    msgs = [
+        Message("system", "s"),
+        Message("user", "Add lunch."),
+        Message("assistant", "", "add_event fits.", [ToolCall("add_event", {"title": "lunch"})]),
+        Message("tool", "{}", name="add_event"),
+        Message("assistant", "Added lunch."),  # after a tool result: not a first reply
+        Message("user", "Book me a flight."),
+        Message(
+            "assistant",
+            f"{DECLINE_OPENING} book flights: none of my tools does that.",
+            "No listed tool fits.",
+        ),
+        Message("user", "Move my meeting."),
+        Message("assistant", "Which meeting?", "The request names none."),
+        Message("user", "Hello?"),  # unanswered last turn
+    ]
+    replies = first_replies([Conversation("x", [], msgs)])
+    assert replies == {"call": 1, "decline": 1, "text": 1}
+    assert replies_line(replies, 1).endswith("(1.000 declines per conversation)")
+    assert first_replies([]) == {"call": 0, "decline": 0, "text": 0}
+    assert "0.000 declines" in replies_line(first_replies([]), 0)
+
+
+def test_every_generated_decline_opens_as_the_count_expects():
+    """The generators' decline replies are counted as declines, asks for values are not."""
+    rng = random.Random(11)
+    _, rich = rich_conversation(rng, requests=30, near_miss=1.0)
+    assert first_replies([Conversation("r", [], rich)]) == {"call": 0, "decline": 30, "text": 0}
+    counted = Counter()
+    for seed in range(40):
+        _, msgs = synthetic_conversation(random.Random(seed), requests=6, unlisted=0.5, near_miss=0.3)
+        for msg, reply in pairwise(msgs):
+            if msg.role == "user" and not reply.tool_calls:
+                asks = "request gives none of its values" in reply.reasoning
+                counted[asks, reply.content.startswith(DECLINE_OPENING)] += 1
+    # every no-call reply but the asks for missing values is a decline, and there are both
+    assert set(counted) == {(True, False), (False, True)}
+
+
+def test_the_worlds_out_of_scope_replies_count_as_declines():
+    """Every world declines a request for a skill it lacks ("book a flight" in the calendar) in words
+    the count reads; its other no-call replies to impossible tasks (a path outside the user's files,
+    a look-up first) are not what the count is for."""
+    declined, text = Counter(), Counter()
+    for name in DOMAINS:
+        tasks = [t for t in get_domain(name).generate(60, 4, "train") if t.kind == "impossible"]
+        replies = first_replies(
+            Conversation(name, [], [Message("user", t.user), *t.gold_messages()]) for t in tasks
+        )
+        declined[name], text[name] = replies["decline"], replies["text"]
+    assert all(declined[name] >= 1 for name in DOMAINS), declined
+    assert sum(text.values()) <= 3, text  # files' two paths, telecom's apology
+
+
+def test_the_unlisted_share_raises_the_declines_of_a_mix():
+    cfg = dict(synthetic_share=1.0, synthetic_rich=0.0, synthetic_near_miss=0.0)
+    few = first_replies(mix_conversations(60, 5, MixConfig(**cfg, synthetic_unlisted=0.0)))
+    many = first_replies(mix_conversations(60, 5, MixConfig(**cfg, synthetic_unlisted=0.8)))
+    assert many["decline"] > few["decline"] + 60

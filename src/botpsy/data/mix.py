@@ -42,6 +42,7 @@ import math
 import random
 from dataclasses import dataclass, field
 from datetime import date
+from itertools import pairwise
 
 from botpsy.agent.dates import annotate, annotate_messages, answered_turn
 from botpsy.agent.loop import declined_result
@@ -63,6 +64,41 @@ class Conversation:
     source: str  # world name, or "synthetic"
     tools: list[dict]  # tool schemas in the system block
     messages: list[Message] = field(default_factory=list)  # from the system message on
+
+
+# How every decline in the mix opens: the worlds' out-of-scope replies (`worlds.kit`) and the generated
+# tools' unlisted, unserved and near-miss replies (`data.synthetic_tools`, `data.synthetic_rich`).
+DECLINE_OPENING = "Sorry, I can't"
+
+
+def first_replies(conversations) -> dict[str, int]:
+    """How the assistant first answers each request of `conversations`: `call` (with a tool call),
+    `decline` (in text opening with `DECLINE_OPENING`), `text` (asks back, asks to confirm, answers).
+
+    The call/decline balance is what a model learns when not to call from (BFCL irrelevance on one
+    side, declining a request its one tool serves on the other), so a mix is compared by it before
+    any training: knobs such as `synthetic_unlisted` move it only within their own share. A public
+    dataset's declines are in its own words and count as `text`."""
+    out = {"call": 0, "decline": 0, "text": 0}
+    for conv in conversations:
+        msgs = conv.messages
+        for msg, reply in pairwise(msgs):
+            if msg.role != "user" or reply.role != "assistant":
+                continue
+            if reply.tool_calls:
+                out["call"] += 1
+            else:
+                out["decline" if reply.content.startswith(DECLINE_OPENING) else "text"] += 1
+    return out
+
+
+def replies_line(replies: dict[str, int], conversations: int) -> str:
+    """The log line of `first_replies`, with declines per conversation (the figure mixes compare by)."""
+    per = replies["decline"] / conversations if conversations else 0.0
+    return (
+        f"first replies: {replies['call']} calls, {replies['decline']} declines, {replies['text']} other "
+        f"text ({per:.3f} declines per conversation)"
+    )
 
 
 def domain_weights(domains: tuple[str, ...]) -> dict[str, int]:

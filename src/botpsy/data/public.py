@@ -60,7 +60,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from botpsy.data.mix import runtime_conversation
+from botpsy.data.mix import first_replies, replies_line, runtime_conversation
 from botpsy.data.public_apibank import from_apibank, is_apibank
 from botpsy.data.public_schema import (
     BadRow,
@@ -431,6 +431,7 @@ def dataset_examples(
         convs, dropped = runtime_conversations(result, today)
         if dropped:
             log(f"{path}: {len(dropped)} conversations dropped, their dates contradict the resolved line")
+        log(f"{path}: " + replies_line(first_replies(convs), len(convs)))
         examples += mix_examples(convs, fmt, tokenize)
         skipped += result.skipped + len(dropped)
     return examples, skipped

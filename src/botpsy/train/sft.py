@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
-from botpsy.data.mix import mix_conversations
+from botpsy.data.mix import first_replies, mix_conversations, replies_line
 from botpsy.data.mix_config import mix_of
 from botpsy.data.public import dataset_examples
 from botpsy.data.sft import mix_examples, prepend_bos, read_examples, write_jsonl
@@ -120,7 +120,7 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print, data_only: bool = Fal
 
     log(f"loading base {cfg.base}")
     model, tok = load_base(cfg.base)
-    examples = training_examples(cfg, tok, log)
+    examples, replies = training_examples(cfg, tok, log)
     vocab = model.get_input_embeddings().num_embeddings
     top = max(max(e["input_ids"]) for e in examples) if cfg.examples else 0  # generated: tok's own ids
     if top >= vocab:
@@ -138,6 +138,8 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print, data_only: bool = Fal
     log(f"{len(examples)} conversations, {n_tokens} tokens ({n_train} trained on)")
     if data_only:
         summary = {"conversations": len(examples), "tokens": n_tokens, "trained_tokens": n_train}
+        if replies is not None:
+            summary["first_replies"] = replies  # of the generated conversations (`data.mix.first_replies`)
         (out_dir / "data_summary.json").write_text(json.dumps(summary, indent=2))
         return summary
 
@@ -208,9 +210,11 @@ def run_sft(cfg: SFTStageConfig, out_dir: Path, log=print, data_only: bool = Fal
     return summary
 
 
-def training_examples(cfg: SFTStageConfig, tok, log=print) -> list[dict[str, list[int]]]:
+def training_examples(cfg: SFTStageConfig, tok, log=print) -> tuple[list[dict[str, list[int]]], dict | None]:
     """The tokenized examples of a run: read from `cfg.examples`, or generated from the worlds (and
-    `cfg.datasets`) and tokenized block by block as the agent sees them."""
+    `cfg.datasets`) and tokenized block by block as the agent sees them; and how the generated
+    conversations first answer their requests (`data.mix.first_replies`; None for read examples)."""
+    replies = None
     if cfg.examples:
         examples = read_examples(Path(cfg.examples))
         log(f"examples from {cfg.examples}: the mix fields of this config are not used")
@@ -224,6 +228,8 @@ def training_examples(cfg: SFTStageConfig, tok, log=print) -> list[dict[str, lis
         for c in convs:
             sources[c.source] = sources.get(c.source, 0) + 1
         log("conversations by source: " + ", ".join(f"{k} {v}" for k, v in sorted(sources.items())))
+        replies = first_replies(convs)
+        log(replies_line(replies, len(convs)))
         if cfg.datasets:
             extra, skipped = dataset_examples(cfg.datasets, fmt, tokenize, log)
             log(f"public datasets: {len(extra)} conversations added, {skipped} rows skipped")
@@ -236,7 +242,7 @@ def training_examples(cfg: SFTStageConfig, tok, log=print) -> list[dict[str, lis
             f"(the earliest starts at token {first}: the system prompt and tools come first); "
             "raise sft.max_length"
         )
-    return examples
+    return examples, replies
 
 
 def shared_system_prefix(ids: list[list[int]], labels: list[list[int]], block_end: Callable) -> int:
