@@ -192,9 +192,29 @@ def test_near_miss_requests_get_no_call_and_name_the_tool_they_passed_over():
     assert len([m for m in msgs if m.role == "user"]) == 60
     assert not any(m.tool_calls for m in msgs)
     replies = [m for m in msgs if m.role == "assistant"]
-    assert all(m.reasoning.split(" ")[0] in names for m in replies)
     declined = [m for m in replies if "none of my tools" in m.content]
-    assert declined and all("shares the topic" in m.reasoning for m in declined)
+    # a decline opens its reasoning with "No" and then names the tool it passed over
+    assert declined and all(m.reasoning.startswith("No listed tool does this: ") for m in declined)
+    assert all(m.reasoning.split(" ")[5] in names and "shares the topic" in m.reasoning for m in declined)
+    # an ask for a calculator's values opens with its name: the tool fits
+    asks = []
+    for seed in range(30):
+        tools, msgs = synthetic_conversation(random.Random(seed), requests=10, near_miss=1.0)
+        names = {t["function"]["name"] for t in tools}
+        asks += [(m, names) for m in msgs if m.role == "assistant" and "none of my tools" not in m.content]
+    assert asks and all(m.reasoning.split(" ")[0] in names for m, names in asks)
+
+
+def test_every_decline_of_a_mix_decides_at_its_first_reasoning_word():
+    """A call's reasoning opens with the tool's name; every generated decline's with "No", near misses
+    too (a world's few own-words declines, "Email cannot be recalled.", are left to the worlds)."""
+    cfg = MixConfig(synthetic_share=0.6, synthetic_rich=0.5, synthetic_unlisted=0.3, synthetic_near_miss=0.3)
+    openings = Counter()
+    for conv in mix_conversations(120, 9, cfg):
+        for msg, reply in pairwise(conv.messages if conv.source.startswith("synthetic") else []):
+            if msg.role == "user" and reply.role == "assistant" and reply.content.startswith(DECLINE_OPENING):
+                openings[reply.reasoning.split(" ")[0]] += 1
+    assert openings["No"] > 50 and set(openings) == {"No"}, openings
 
 
 @pytest.mark.parametrize("seed", range(40))

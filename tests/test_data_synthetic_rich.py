@@ -139,9 +139,11 @@ def test_near_miss_requests_get_no_call_and_want_an_api_the_list_does_not_hold()
             ]
             wanted = [a for n, a in opened if n == max(opened, key=lambda o: o[0])[0]]
             assert wanted and not any(_names(a) & listed for a in wanted), user
+            # every decline's reasoning opens with "No" (a call's opens with the tool's name)
+            assert reply.reasoning.split(" ")[0] == "No", reply.reasoning
             if "only" in reply.content:  # a listed sibling was passed over, by name
                 siblings += 1
-                assert reply.reasoning.split(" ")[0] in listed
+                assert reply.reasoning.split(" ")[5] in listed
     assert siblings > 80
 
 

@@ -277,13 +277,15 @@ def _parallel_same(rng: random.Random, api: Api, name: str) -> tuple[str, list[T
 
 def decline(name: str, listed: Api | None, wanted: Api) -> tuple[str, str]:
     """(answer, reasoning) for a request for `wanted`, which no listed tool serves; `listed` is the
-    listed sibling it was close to, or None when no listed tool shares its domain."""
+    listed sibling it was close to, or None when no listed tool shares its domain. The reasoning
+    opens with "No" either way, as every decline in the mix does (`data.mix.first_replies`): a
+    call's reasoning opens with the tool's name, so the choice is the first reasoning token."""
     skill = sibling(wanted).lacks
     if listed is None:
         return f"Sorry, I can't {skill}: none of my tools does that.", "No listed tool fits this request."
     return (
         f"Sorry, I can't {skill}: none of my tools does that, and {name} only {listed.does}.",
-        f"{name} {listed.does}, which is not what is asked, so I call none.",
+        f"No listed tool does this: {name} only {listed.does}.",
     )
 
 

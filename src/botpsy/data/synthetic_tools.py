@@ -379,8 +379,10 @@ def synthetic_conversation(
                 msgs += _no_call_turn(*asked, f"{name} fits, but the request gives none of its values.")
                 continue
             user = near_miss_request(rng, apis[i])
+            # "No" first, the tool after: a reasoning that opens with a tool's name is a call's (or an
+            # ask for its values), so the model's call-or-decline choice stays its first reasoning token
             msgs += _no_call_turn(
-                user, NO_TOOL_ANSWER, f"{name} shares the topic but does not do this, so I call none."
+                user, NO_TOOL_ANSWER, f"No listed tool does this: {name} shares the topic, not the request."
             )
             continue
         user = unlisted_request(rng, apis) if unlisted and rng.random() < unlisted else None
