@@ -3,9 +3,12 @@ will call ("get_weather fits; …") or declines ("No listed tool fits …"): the
 the best first token of an installed tool's name. One row per item; the item is not generated on.
 
     OMP_NUM_THREADS=1 python reports/bfcl-whole-embedded/decide.py ROWS.jsonl live_simple:all irrelevance:all
+
+`MODEL=RUN` reads another model (a run folder, a .gguf) instead of the embedded one.
 """
 
 import json
+import os
 import sys
 
 import numpy as np
@@ -39,7 +42,7 @@ def steer(self, text, logits):
 
 
 CG.CopyGuide.steer = steer
-engine = load_engine(None, n_threads=1)
+engine = load_engine(os.environ.get("MODEL") or None, n_threads=1)
 worker = B.BfclWorker()
 with open(sys.argv[1], "a") as out:
     for spec in sys.argv[2:]:
