@@ -431,8 +431,12 @@ def _gate_at(llm, text: str):
     from botpsy.engine.grammar import GrammarGate
 
     gate = GrammarGate(llm, llama_cpp.LlamaGrammar.from_string(GBNF_ONE_STRING, verbose=False))
-    for tok in llm.tokenize(text.encode(), add_bos=False, special=False):
-        gate.accept(tok)
+    try:
+        for tok in llm.tokenize(text.encode(), add_bos=False, special=False):
+            gate.accept(tok)
+    except BaseException:
+        gate.close()  # the caller never gets it to close
+        raise
     return gate
 
 
