@@ -797,9 +797,13 @@ PIDS = {p: i for i, p in enumerate(PPIECES)}
 PCALL = "<tool_call>\n<function=loan>\n<parameter=rate>\n"
 
 
-def percent_guide(source, description="The annual interest rate, as a decimal.", kind="number"):
-    params = {"loan": {"properties": {"rate": {"type": kind, "description": description}}}}
+def percent_guide(source, description="The annual interest rate, as a decimal.", kind="number", name="rate"):
+    params = {"loan": {"properties": {name: {"type": kind, "description": description}}}}
     return CopyGuide([source], tokenizer(PPIECES), lambda t: PPIECES[t], "qwen35", margin=4.0, params=params)
+
+
+def pcall(name: str) -> str:
+    return PCALL.replace("=rate>", f"={name}>")
 
 
 def plogits(top: str) -> np.ndarray:
@@ -821,7 +825,17 @@ def test_percentages_are_left_alone_otherwise():
         )
         is None
     )  # the scale is percents
-    assert percent_guide("A loan at 5%.", "The annual interest rate.").steer(PCALL, plogits("5")) is None
+    # a parameter that is no rate by its name, its description silent on the scale
+    assert (
+        percent_guide("Alert at 5%.", "The alert's threshold.", name="threshold").steer(
+            pcall("threshold"), plogits("5")
+        )
+        is None
+    )
+    assert (
+        percent_guide("A loan at 5%.", "The annual interest rate, e.g. 5 for 5%.").steer(PCALL, plogits("5"))
+        is None
+    )  # the description writes percents
     assert percent_guide("A loan at 5%.", kind="integer").steer(PCALL, plogits("5")) is None
     assert percent_guide("A loan at 5 percent.").steer(PCALL, plogits("5")) is None  # no percentage
     assert percent_guide("Either 5% or 50%.").steer(PCALL, plogits("5")) is None  # two start alike
@@ -829,6 +843,20 @@ def test_percentages_are_left_alone_otherwise():
     assert (
         percent_guide("A loan at 5%.").steer(PCALL + "5", plogits("\n")) is None
     )  # started as the model likes
+
+
+@pytest.mark.parametrize(
+    "name", ["rate", "annual_interest_rate", "rateOfReturn", "annual_yield", "confidence_level"]
+)
+def test_a_rate_is_written_as_a_fraction_where_its_description_is_silent_on_the_scale(name):
+    # BFCL's answers write a user's percentage as a fraction for 31 of 32 number parameters whose
+    # description is silent on the scale (`reports/value-formats/`); the model writes 5.0 for "5%"
+    g = percent_guide("A loan at 5% over 10 years.", "The annual interest rate.", name=name)
+    assert g.steer(pcall(name), plogits("5")) == PIDS["0"]
+    assert g.steer(pcall(name) + "0", plogits("\n")) == PIDS[".05"]
+    # "duration" holds the letters of "ratio", not the word
+    g = percent_guide("Grow 5% for 3 years.", "How long.", name="duration")
+    assert g.steer(pcall("duration"), plogits("5")) is None
 
 
 # A word's end: a toy vocabulary of its own.

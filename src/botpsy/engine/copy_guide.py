@@ -66,7 +66,9 @@ ask (filling it: 5 wins, 4 losses where an unfitting call was held only for its 
 Separated numbers (qwen35 top-level values): a number the user wrote with thousands separators is
 written whole ("$500,000" → 500000; the model stops at the comma and writes 500). Percentages
 (qwen35 number values): where the description asks for a decimal fraction ("Enter as a decimal.
-E.g, 5% is 0.05"), a percentage the user wrote is written as one ("5%" → 0.05, not 5.0).
+E.g, 5% is 0.05"), or the parameter's name makes it a rate ("interest_rate", "annual_yield",
+"rate_of_return") and its description is silent on the scale, a percentage the user wrote is
+written as one ("5%" → 0.05, not 5.0).
 
 Measured (`reports/places-and-named/`) over the 1,488 items of BFCL's live_simple, simple_python,
 multiple, parallel and irrelevance and the worlds' 190 tasks: place formats, enum values named and
@@ -236,6 +238,11 @@ _FRACTION = re.compile(
     r"\bdecimal\b|\bfraction\b|\d\s?%\s*(?:is|=|would be(?: represented as)?)\s*0\.\d", re.I
 )
 _PERCENT_SCALE = re.compile(r"\bpercent(?:age)?s?\b|\b100\b", re.I)
+# Words of a parameter's name that make it a rate, which the field writes as a fraction (0.05 for
+# 5%: numpy-financial, spreadsheets' RATE, a confidence level of 0.95).
+_RATE_WORDS = frozenset(
+    "rate rates yield return returns probability prob efficiency confidence ratio fraction proportion".split()
+)
 
 # A number written with thousands separators: its first group, then the rest ("500,000",
 # "1,234.5"); not a list of numbers ("1,2,3", "[200,300,400]").
@@ -849,11 +856,21 @@ class CopyGuide:
         return choice
 
     def _asks_fraction(self, argument: tuple[str, str]) -> bool:
+        """A number argument whose description asks for a decimal fraction, or whose name makes it
+        a rate ("annual_interest_rate", "rateOfReturn", "confidence_level") while its description
+        is silent on the scale (no percent, no "%", no 100). Where a user's percentage fills a
+        number parameter so described, BFCL's answers write a fraction for 31 of 32 parameters (the
+        other is an alert's `threshold`, no rate by its name)."""
         schema = self._param(argument)
         if schema.get("type") not in ("number", "float"):
             return False
-        desc = schema.get("description")
-        return isinstance(desc, str) and bool(_FRACTION.search(desc)) and not _PERCENT_SCALE.search(desc)
+        desc = schema.get("description", "")
+        if not isinstance(desc, str) or _PERCENT_SCALE.search(desc):
+            return False
+        if _FRACTION.search(desc):
+            return True
+        words = re.sub(r"([a-z])([A-Z])", r"\1 \2", argument[1]).replace("_", " ").lower().split()
+        return "%" not in desc and not _RATE_WORDS.isdisjoint(words)
 
     def _steer_number(
         self, start: int, value: str, argument: tuple[str, str], logits: np.ndarray

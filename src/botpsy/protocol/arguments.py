@@ -7,6 +7,10 @@ result instead of ending the session. The parser (`protocol.formats.parse_comple
 tools' schemas) and the tools themselves (`tools.base.Tool.bind`, before a tool runs) call the
 same function, so a call the parser accepts is one the tool accepts.
 
+Two slips of a small model are converted rather than refused, because the meaning is certain: a
+list of exactly one text where one text is due (`_one_text`), and a year-first date where the
+parameter's description declares another date format (`protocol.date_formats`).
+
 An explicit null is "not given", everywhere: for an optional parameter its default applies (the key
 is dropped); for a required one it is a missing argument.
 """
@@ -16,6 +20,8 @@ from __future__ import annotations
 import json
 import math
 from typing import Any
+
+from botpsy.protocol.date_formats import in_declared_format
 
 
 class ToolError(Exception):
@@ -60,9 +66,10 @@ def coerce(value: Any, schema: dict[str, Any], where: str) -> Any:
     kind, given = schema.get("type"), value
     try:
         if kind == "string":
+            value = _one_text(value)
             if isinstance(value, (dict, list)):
                 raise ValueError
-            value = str(value)
+            value = in_declared_format(str(value), schema.get("description", ""))
         elif kind == "integer":
             if isinstance(value, bool):
                 raise ValueError
@@ -110,6 +117,23 @@ def coerce(value: Any, schema: dict[str, Any], where: str) -> Any:
         raise _BadSchema(f"the enum of {where} is not a list")
     if "enum" in schema and value not in schema["enum"]:
         raise ToolError(f"{where}: expected one of {schema['enum']}, got {shown(value)}")
+    return value
+
+
+def _one_text(value: Any) -> Any:
+    """A list of exactly one text, given where one text is due, as that text: a small model wraps
+    an address in brackets (`["andy@gorilla.ai"]` for `to_address`), as a list or as the JSON of
+    one. Several items stay as they are (which separator would join them is not known)."""
+    if isinstance(value, str) and value.strip().startswith("["):
+        try:
+            items = json.loads(value)
+        except (ValueError, RecursionError):
+            return value
+        return (
+            items[0] if isinstance(items, list) and len(items) == 1 and isinstance(items[0], str) else value
+        )
+    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], str):
+        return value[0]
     return value
 
 
