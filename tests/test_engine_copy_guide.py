@@ -7,7 +7,14 @@ import numpy as np
 import pytest
 
 from botpsy.agent.loop import Agent, AgentConfig
-from botpsy.engine.copy_guide import CopyGuide, _qualifiers, looping, open_argument, open_value
+from botpsy.engine.copy_guide import (
+    CopyGuide,
+    _outside_longer,
+    _qualifiers,
+    looping,
+    open_argument,
+    open_value,
+)
 from botpsy.engine.oracle import ScriptedEngine
 from botpsy.stores.workspace import Workspace
 
@@ -1275,3 +1282,23 @@ def test_no_value_the_model_was_trained_to_write_is_cut_as_a_loop():
     ]
     assert len(values) > 1000
     assert [s for s in values if any(looping(s[:k]) for k in range(1, len(s) + 1))] == []
+
+
+def test_a_value_named_only_inside_a_longer_one_is_not_named():
+    # "like new" names the enum's "Like New", not also its "New" (which left the choice to the model)
+    assert _outside_longer(["New", "Like New"], ["a game from 1985 like new."]) == ["Like New"]
+    assert _outside_longer(["Comedy", "Comedy-drama", "Drama"], ["find me a comedy-drama"]) == [
+        "Comedy-drama"
+    ]
+    # named elsewhere on its own too: both stay named, and the model chooses
+    assert _outside_longer(["New", "Like New"], ["a new copy, like new."]) == ["New", "Like New"]
+    assert _outside_longer(["New", "Like New"], ["like new", "or new"]) == ["New", "Like New"]
+    params = {"game": {"properties": {"condition": {"type": "string", "enum": ["New", "Like New", "Used"]}}}}
+    g = CopyGuide(
+        ["Value of Super Mario Bros. from 1985 like new."],
+        tokenizer(EPIECES),
+        lambda t: EPIECES[t],
+        "qwen35",
+        params=params,
+    )
+    assert g._enum(("game", "condition")) == (["New", "Like New", "Used"], "Like New")

@@ -17,7 +17,8 @@ parameter's JSON):
   model gives it a logit within `margin` of its top one.
 
 Enum arguments (a top-level argument whose schema lists its allowed text values): when the user's
-words name exactly one of the allowed values (a whole word, case aside), and the model's best
+words name exactly one of the allowed values (a whole word, case aside; a value named only inside
+a longer named one does not count: "like new" names "Like New", not "New"), and the model's best
 allowed token leaves that value, the token that goes on writing it is chosen instead, within the
 same margin. The grammar lets the model pick any allowed value; the embedded model picked "svi"
 for "the Ethernet interface" and "active" for "which orders are still pending" by a logit or two.
@@ -262,6 +263,29 @@ _WORD_REST = re.compile(r"[^\W_]+")
 def _whole_word(word: str, text: str) -> bool:
     """Whether `word` occurs in `text` as a whole word (no letter or digit either side)."""
     return re.search(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])", text) is not None
+
+
+def _outside_longer(named: list[str], texts: list[str]) -> list[str]:
+    """The values of `named` that the texts name somewhere other than inside a longer one of them:
+    "like new" names "Like New", not also "New"; "a comedy-drama" names "Comedy-drama", not
+    "Comedy" and "Drama". Whole words, case aside, as `_whole_word` reads them."""
+
+    def spans(value: str) -> list[tuple[int, int, int]]:
+        pattern = rf"(?<![^\W_]){re.escape(value.lower())}(?![^\W_])"
+        return [(i, m.start(), m.end()) for i, low in enumerate(texts) for m in re.finditer(pattern, low)]
+
+    found = {v: spans(v) for v in named}
+
+    def inside(span: tuple[int, int, int], value: str) -> bool:
+        i, a, b = span
+        return any(
+            j == i and c <= a and b <= d and d - c > b - a
+            for o in named
+            if o != value
+            for j, c, d in found[o]
+        )
+
+    return [v for v in named if any(not inside(sp, v) for sp in found[v])]
 
 
 def _spaced_letter(ch: str) -> bool:
@@ -1146,6 +1170,7 @@ class CopyGuide:
                 for m in members
                 if len(m) >= MIN_CHARS and any(_whole_word(m.lower(), low) for low in self._lower)
             ]
+            named = _outside_longer(named, self._lower)
             self._named[argument] = (members, named[0] if len(named) == 1 else None)
         return self._named[argument]
 
