@@ -1294,11 +1294,5 @@ def test_a_value_named_only_inside_a_longer_one_is_not_named():
     assert _outside_longer(["New", "Like New"], ["a new copy, like new."]) == ["New", "Like New"]
     assert _outside_longer(["New", "Like New"], ["like new", "or new"]) == ["New", "Like New"]
     params = {"game": {"properties": {"condition": {"type": "string", "enum": ["New", "Like New", "Used"]}}}}
-    g = CopyGuide(
-        ["Value of Super Mario Bros. from 1985 like new."],
-        tokenizer(EPIECES),
-        lambda t: EPIECES[t],
-        "qwen35",
-        params=params,
-    )
+    g = enum_guide("Value of Super Mario Bros. from 1985 like new.", params=params)
     assert g._enum(("game", "condition")) == (["New", "Like New", "Used"], "Like New")
