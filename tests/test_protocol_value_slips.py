@@ -49,6 +49,12 @@ def test_other_bracketed_text_is_kept_as_written(value, kept):
     assert coerce(value, {"type": "string"}, "f.x") == kept
 
 
+def test_a_text_parameter_that_speaks_of_json_or_lists_keeps_the_brackets():
+    for description in ["Tags as a JSON array.", "A list of recipients, as text.", "The array, encoded."]:
+        assert coerce('["a"]', {"type": "string", "description": description}, "f.x") == '["a"]'
+    assert coerce('["a"]', {"type": "string", "description": "The listing's title."}, "f.x") == "a"
+
+
 def test_a_list_of_several_or_of_no_text_is_still_refused_where_text_is_due():
     with pytest.raises(ToolError, match="expected string"):
         coerce(["a", "b"], {"type": "string"}, "f.x")

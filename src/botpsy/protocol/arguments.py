@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from botpsy.protocol.date_formats import in_declared_format
@@ -66,7 +67,7 @@ def coerce(value: Any, schema: dict[str, Any], where: str) -> Any:
     kind, given = schema.get("type"), value
     try:
         if kind == "string":
-            value = _one_text(value)
+            value = _one_text(value, schema.get("description"))
             if isinstance(value, (dict, list)):
                 raise ValueError
             value = in_declared_format(str(value), schema.get("description", ""))
@@ -120,10 +121,17 @@ def coerce(value: Any, schema: dict[str, Any], where: str) -> Any:
     return value
 
 
-def _one_text(value: Any) -> Any:
+_LIST_TEXT = re.compile(r"\b(?:json|lists?|arrays?)\b", re.I)
+
+
+def _one_text(value: Any, description: Any = None) -> Any:
     """A list of exactly one text, given where one text is due, as that text: a small model wraps
     an address in brackets (`["andy@gorilla.ai"]` for `to_address`), as a list or as the JSON of
-    one. Several items stay as they are (which separator would join them is not known)."""
+    one. Several items stay as they are (which separator would join them is not known), and so
+    does everything where the description speaks of JSON, a list or an array: such a tool may
+    take a list's text in its text parameter."""
+    if isinstance(description, str) and _LIST_TEXT.search(description):
+        return value
     if isinstance(value, str) and value.strip().startswith("["):
         try:
             items = json.loads(value)
