@@ -24,17 +24,13 @@ from botpsy.eval.bfcl_process import BfclWorker
 PERCENT = re.compile(r"(?<![\d.])\d+(?:\.\d+)?\s?%")
 
 
-def words(name: str) -> list[str]:
-    return re.sub(r"([a-z])([A-Z])", r"\1 \2", name).replace("_", " ").lower().split()
-
-
 def candidates(categories: list[str]) -> list[tuple[str, dict]]:
     out = []
     for c in categories:
         for e in load_category(c):
             user = " ".join(m["content"] for turn in e["question"] for m in turn if m["role"] == "user")
             rate = any(
-                p.get("type") in ("float", "number") and not CG._RATE_WORDS.isdisjoint(words(k))
+                p.get("type") in ("float", "number") and not CG._RATE_WORDS.isdisjoint(CG._name_words(k))
                 for f in e["function"]
                 for k, p in f.get("parameters", {}).get("properties", {}).items()
             )

@@ -262,7 +262,17 @@ _WORD_REST = re.compile(r"[^\W_]+")
 
 def _whole_word(word: str, text: str) -> bool:
     """Whether `word` occurs in `text` as a whole word (no letter or digit either side)."""
-    return re.search(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])", text) is not None
+    return re.search(_word_pattern(word), text) is not None
+
+
+def _word_pattern(word: str) -> str:
+    """A regular expression for `word` as a whole word: no letter or digit either side."""
+    return rf"(?<![^\W_]){re.escape(word)}(?![^\W_])"
+
+
+def _name_words(name: str) -> list[str]:
+    """The lowercased words of a tool's or parameter's name ("rateOfReturn", "annual_yield")."""
+    return re.sub(r"([a-z])([A-Z])", r"\1 \2", name).replace("_", " ").lower().split()
 
 
 def _outside_longer(named: list[str], texts: list[str]) -> list[str]:
@@ -271,7 +281,7 @@ def _outside_longer(named: list[str], texts: list[str]) -> list[str]:
     "Comedy" and "Drama". Whole words, case aside, as `_whole_word` reads them."""
 
     def spans(value: str) -> list[tuple[int, int, int]]:
-        pattern = rf"(?<![^\W_]){re.escape(value.lower())}(?![^\W_])"
+        pattern = _word_pattern(value.lower())
         return [(i, m.start(), m.end()) for i, low in enumerate(texts) for m in re.finditer(pattern, low)]
 
     found = {v: spans(v) for v in named}
@@ -784,7 +794,7 @@ class CopyGuide:
             return None
         last, have = items[-1], {i.strip().lower() for i in items}
         for src in self.sources:
-            for m in re.finditer(rf"(?<![^\W_]){re.escape(last)}(?![^\W_])", src, re.I):
+            for m in re.finditer(_word_pattern(last), src, re.I):
                 sep = _LIST_SEPARATOR.match(src, m.end())
                 if sep is None:
                     continue
@@ -816,8 +826,7 @@ class CopyGuide:
             return self._named_choice(fn, name, held or set())
         if kind != "boolean":
             return None
-        words = re.sub(r"([a-z])([A-Z])", r"\1 \2", name).replace("_", " ").lower().split()
-        words = [w for w in words if w not in _FLAG_FILLER]
+        words = [w for w in _name_words(name) if w not in _FLAG_FILLER]
         if not words or max(map(len, words)) < 4:
             return None
         for low in self._lower:
@@ -893,8 +902,7 @@ class CopyGuide:
             return False
         if _FRACTION.search(desc):
             return True
-        words = re.sub(r"([a-z])([A-Z])", r"\1 \2", argument[1]).replace("_", " ").lower().split()
-        return "%" not in desc and not _RATE_WORDS.isdisjoint(words)
+        return "%" not in desc and not _RATE_WORDS.isdisjoint(_name_words(argument[1]))
 
     def _steer_number(
         self, start: int, value: str, argument: tuple[str, str], logits: np.ndarray

@@ -130,19 +130,17 @@ def _one_text(value: Any, description: Any = None) -> Any:
     one. Several items stay as they are (which separator would join them is not known), and so
     does everything where the description speaks of JSON, a list or an array: such a tool may
     take a list's text in its text parameter."""
-    if isinstance(description, str) and _LIST_TEXT.search(description):
-        return value
+    items = value
     if isinstance(value, str) and value.strip().startswith("["):
         try:
             items = json.loads(value)
         except (ValueError, RecursionError):
             return value
-        return (
-            items[0] if isinstance(items, list) and len(items) == 1 and isinstance(items[0], str) else value
-        )
-    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], str):
-        return value[0]
-    return value
+    if not (isinstance(items, list) and len(items) == 1 and isinstance(items[0], str)):
+        return value
+    if isinstance(description, str) and _LIST_TEXT.search(description):
+        return value  # only a value that would change pays for reading the description
+    return items[0]
 
 
 def check_arguments(name: str, parameters: dict[str, Any], arguments: Any) -> dict[str, Any]:
