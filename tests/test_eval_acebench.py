@@ -131,6 +131,47 @@ def test_special_items_read_the_reply_and_calls_as_acebench_text(checkout):
     )
 
 
+@pytest.mark.parametrize(
+    "category, text, form",
+    [
+        # the grounding guard holds a call whose required values nobody gave: "Missing …"
+        (
+            "special_incomplete",
+            'ok\n</think>\n\n<tool_call>\n{"name": "weather_get", "arguments": {"city": "", "days": 47}}\n</tool_call>',
+            "Missing necessary parameters (city, days) for the api (weather_get)",
+        ),
+        # the limits guard holds the user's -3 (days: at least 1): "There is incorrect value …"
+        (
+            "special_error_param",
+            "ok\n</think>\n\n" + CALL.format(city="Paris").replace("\n3\n", "\n-3\n"),
+            "There is incorrect value (-3) for the parameters (days) in the conversation history.",
+        ),
+        # a decline as botpsy's training data reasons one: "… the limitations of the function …"
+        (
+            "special_irrelevant",
+            "No listed tool fits this request.\n</think>\n\nSorry, I can't do that: none of my tools serves this request.",
+            "Due to the limitations of the function, I cannot solve this problem.",
+        ),
+    ],
+)
+def test_the_agents_outcomes_are_written_in_acebench_reply_forms(checkout, category, text, form):
+    r = _one(checkout, category, text)
+    assert r.ok and r.detail["form"] and r.detail["output"] == form
+    assert not r.detail["words_ok"]  # the agent's own words would not pass ACEBench's phrase test
+
+
+def test_an_answer_in_the_models_words_gets_no_reply_form(checkout):
+    r = _one(checkout, "special_incomplete", "Which city?\n</think>\n\nWhich city and how many days?")
+    assert not r.ok and not r.detail["form"] and r.detail["output"] == "Which city and how many days?"
+    # a call with a wrong value of the model's own is not the user's incorrect value
+    r = _one(
+        checkout,
+        "special_error_param",
+        "ok\n</think>\n\n" + CALL.format(city="Paris").replace("\n3\n", "\n9\n"),
+    )
+    assert not r.ok and not r.detail["form"]
+
+
 def test_special_categories_count_the_items_the_model_declined_without_a_call(checkout):
     d, root = checkout
     own_words = "ok\n</think>\n\nSorry, none of my tools can book a taxi."

@@ -22,7 +22,7 @@ WEATHER = {
         "type": "dict",
         "properties": {
             "city": {"type": "string", "description": "City name."},
-            "days": {"type": "integer", "description": "Days ahead, 1 to 7."},
+            "days": {"type": "integer", "minimum": 1, "maximum": 7, "description": "Days ahead, 1 to 7."},
             "units": {"type": "string", "enum": ["metric", "imperial"], "description": "Units."},
         },
         "required": ["city", "days"],

@@ -108,6 +108,10 @@ def _print_event(ev, note=_note) -> None:
         )
     elif ev.kind == "grounding_guard":
         note("  ", ("not run: the call used a number you never gave; asking you for it", "yellow"))
+    elif ev.kind == "limits_guard":
+        note("  ", ("not run: a value you gave is not one the tool takes; asking you for another", "yellow"))
+    elif ev.kind == "limits_retry":
+        note("  ", ("not run: a value broke a limit of its tool; the model is told", "yellow"))
     elif ev.kind == "claim_replaced":
         undone = ", ".join(ev.data["not_done"])
         note(

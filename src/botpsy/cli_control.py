@@ -84,6 +84,10 @@ def wire(
             control.journal_event(
                 "grounding_guard", {"calls": ev.data.get("calls"), "held": ev.data.get("held")}
             )
+        elif ev.kind == "limits_guard":
+            control.journal_event(
+                "limits_guard", {"calls": ev.data.get("calls"), "held": ev.data.get("broken")}
+            )
         if on_event is not None:
             on_event(ev)
 

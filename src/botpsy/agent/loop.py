@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any, Literal, Protocol
 
-from botpsy.agent import dates, facts, grounding, guards, history, provenance
+from botpsy.agent import dates, facts, grounding, guards, history, limits, provenance
 from botpsy.agent.capabilities import is_capability_question
 from botpsy.agent.provenance import GUARD_SOURCES
 from botpsy.agent.retrieval import more_tools, select_tools, tool_prior
@@ -51,6 +51,10 @@ class Environment(Protocol):
 
 
 ConfirmFn = Callable[[ToolCall, Tool], bool]
+
+
+# Trace events after which a step's calls did not run: held for the user, or sent back to the model.
+HELD_EVENTS = frozenset({"grounding_guard", "limits_guard", "limits_retry"})
 
 
 def approve_all(call: ToolCall, tool: Tool) -> bool:
@@ -116,6 +120,9 @@ class AgentConfig:
     # A step whose call holds a number the conversation never stated is not run; the agent asks
     # the user for the value instead (agent/grounding.py). False runs every call as the model wrote it.
     grounding_guard: bool = True
+    # A step whose call breaks a limit its tool declares (a pattern, a bound, a length, a format) is
+    # not run (agent/limits.py): the user is told when the value is theirs, the model otherwise.
+    limits_guard: bool = True
     # A call's text value that has begun to copy the user's words goes on copying them where the
     # model garbles them (engine/copy_guide.py), on engines that take a guide (llama.cpp).
     copy_guide: bool = True
@@ -445,6 +452,19 @@ class Agent:
             held = self._ungrounded(parsed.calls) if self.config.grounding_guard else {}
             if held:
                 return self._hold(msg, held)
+            broke = self._broken(parsed.calls) if self.config.limits_guard else {}
+            if broke and limits.users_only(broke):
+                return self._hold_limits(msg, broke)
+            if broke:
+                # The model's own value breaks a limit: nothing runs; it reads why and tries again.
+                results = [limits.held_result(c, broke.get(c.key())) for c in parsed.calls]
+                for r in results:
+                    self.trace.messages.append(Message("tool", r, name="limits_guard"))
+                self._emit(
+                    "limits_retry", calls=[c.key() for c in parsed.calls], broken=limits.as_data(broke)
+                )
+                self._open_turn(self.fmt.tool_results(results))
+                continue
             repeats = guards.repeated_calls(parsed.calls, self._acting)
             if repeats:
                 msg.tool_calls = [c for i, c in enumerate(parsed.calls) if i not in repeats]
@@ -507,6 +527,26 @@ class Agent:
             "grounding_guard",
             calls=[c.key() for c in calls],
             held={k: dict(v) for k, v in held.items()},
+        )
+
+    def _broken(self, calls: list[ToolCall]) -> dict[str, list[limits.Broken]]:
+        box = self.env.toolbox
+        schemas = {c.name: box[c.name].parameters for c in calls}
+        return limits.step_broken(calls, schemas, limits.users_words(self.trace.messages))
+
+    def _hold_limits(self, msg: Message, broke: dict[str, list[limits.Broken]]) -> Trace:
+        """Run none of a step's calls (a value the user gave breaks a limit of its tool) and tell the
+        user which value and why; as `_hold`, the calls leave the message."""
+        calls, msg.tool_calls = msg.tool_calls, []
+        results = [limits.held_result(c, broke.get(c.key())) for c in calls]
+        for r in results:
+            self.trace.messages.append(Message("tool", r, name="limits_guard"))
+        self._open_turn(self.fmt.tool_results(results))
+        return self._answer_by_code(
+            limits.tell_user(broke, calls),
+            "limits_guard",
+            calls=[c.key() for c in calls],
+            broken=limits.as_data(broke),
         )
 
     def _execute(self, call: ToolCall) -> str:

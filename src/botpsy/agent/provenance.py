@@ -35,7 +35,7 @@ from botpsy.protocol.messages import Message, ToolCall
 from botpsy.tools.base import Tool
 
 # Tool responses written by the agent's own guards, not by tools: they carry no outside data.
-GUARD_SOURCES = frozenset({"parser", "phantom_guard", "grounding_guard", "repeat_guard"})
+GUARD_SOURCES = frozenset({"parser", "phantom_guard", "grounding_guard", "limits_guard", "repeat_guard"})
 
 # Everyday words for a tool's verb (the first word of its name). Stems: a word of the user's that
 # starts with one counts ("delet" covers delete, deleted, deleting).

@@ -17,9 +17,13 @@ Where botpsy differs from ACEBench's own inference, on purpose:
   prompt tells a model and its checker relies on: the item's date line or user profile, and for
   special items the three reply forms the checker looks for (`SPECIAL_RULES`);
 * calls are botpsy's tool calls rather than `[f(a='x')]` text; for the special checker and the
-  agent's process score they are written back in that text form (`call_text`);
+  agent's process score they are written back in that text form (`call_text`); likewise the
+  agent's structured outcomes on special items — a guard's hold, the model's decline — are
+  written in the reply forms ACEBench's prompt asks for (`reply_form`), and each row keeps the
+  verdict on the agent's own words beside it (`words_ok`);
 * normal and special items get one model step (ACEBench asks for one reply); the agent's
-  grounding guard runs, and a call it holds counts as no call (`model_ok` keeps the model alone);
+  guards run (grounding, limits), and a call they hold counts as no call (`model_ok` keeps the
+  model alone);
 * agent items end when the agent answers without a call (botpsy's turn end) — in multi-step items
   there is no user, so that answer ends the episode; in multi-turn items an LLM user simulator
   (`ChatUser`, behind an OpenAI-compatible endpoint, as `eval tau2`) replies until it says
@@ -33,6 +37,7 @@ possible answer's calls, the special reply the checker expects, the agent milest
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
@@ -40,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from botpsy.agent.dates import stated_date
-from botpsy.agent.loop import Agent, AgentConfig
+from botpsy.agent.loop import HELD_EVENTS, Agent, AgentConfig
 from botpsy.engine.base import Engine, EngineError
 from botpsy.eval import acebench_checker as checker
 from botpsy.eval.acebench_apis import Phone, execute, load_seeds
@@ -57,6 +62,7 @@ from botpsy.eval.acebench_travel import Travel
 from botpsy.eval.acebench_user import FINISH, UserSimulator
 from botpsy.eval.bfcl import BfclFormat, decode_for_checker
 from botpsy.eval.runs import ItemResult, ResultCache, failure_counts, run_items, token_counter, trace_figures
+from botpsy.protocol.formats import THINK_CLOSE
 from botpsy.protocol.messages import Trace
 from botpsy.tools.base import Toolbox
 
@@ -203,18 +209,25 @@ def run_single(
     _raise_on_error(trace)
     step = next((e for e in trace.events if e.kind == "model"), None)
     calls = decode_for_checker(step.data["text"], agent.fmt, agent.tools, config.thinking) if step else []
-    held = any(e.kind == "grounding_guard" for e in trace.events)
+    held = any(e.kind in HELD_EVENTS for e in trace.events)
     answer = next((m.content for m in reversed(trace.messages) if m.role == "assistant" and m.content), "")
     if category in SPECIAL:
         model_text = call_text(calls) if calls else answer
-        text = answer if held else model_text
+        words = answer if held else model_text
+        form = reply_form(trace)
         verdict, alone = (
-            checker.special_check(category, text, item["truth"]),
+            checker.special_check(category, form or words, item["truth"]),
             checker.special_check(category, model_text, item["truth"]),
         )
-        # Whether the model itself called a tool: on irrelevant items, declining in its own words is
-        # the behaviour the issue trains for, though ACEBench accepts only its phrase.
-        detail = {"output": text[:300], "model_called": bool(calls)}
+        # The agent's own words judged too: what the score is without the reply forms.
+        detail = {
+            "output": (form or words)[:300],
+            "model_called": bool(calls),
+            "calls": calls,
+            "form": bool(form),
+            "words_ok": bool(checker.special_check(category, words, item["truth"])["valid"]),
+            "reasoning": (step.data["text"].split(THINK_CLOSE)[0] if step else "")[:200],
+        }
     else:
         verdict = checker.check_normal(item["function"], [] if held else calls, item["truth"], category)
         alone = checker.check_normal(item["function"], calls, item["truth"], category)
@@ -224,6 +237,40 @@ def run_single(
     if not verdict["valid"]:
         detail["error"] = str(verdict["error"])[:300]
     return _result(category, item["id"], model, verdict, trace, engine, detail)
+
+
+# The reasoning botpsy's training data gives a decline ("No listed tool fits this request.", "No tool
+# can do this."): the model's own decision that no tool serves the request.
+_DECLINE = re.compile(r"\s*No (?:listed )?tools? (?:fits|does|can|serves)\b")
+
+
+def reply_form(trace: Trace) -> str:
+    """What the agent decided on a special item, written in the reply form ACEBench's prompt asks
+    for; "" when its turn ended otherwise (a call, a question in the model's words, an answer).
+
+    As `call_text` writes botpsy's calls in ACEBench's call text, this writes botpsy's structured
+    outcomes in ACEBench's reply text: the grounding guard's hold names the tool and the required
+    values nobody gave ("Missing necessary parameters"), the limits guard's the values of the
+    user's that a tool does not take ("There is incorrect value"), and a turn without a call whose
+    reasoning opens as a decline (`_DECLINE`) is "the limitations of the function"."""
+    for e in trace.events:
+        if e.kind == "grounding_guard":
+            missing: dict[str, list[str]] = {}
+            for key, params in e.data["held"].items():
+                names = missing.setdefault(json.loads(key)["name"], [])
+                names += [p for p in params if p not in names]
+            return checker.missing_reply(missing)
+        if e.kind == "limits_guard":
+            wrong: dict[str, list[Any]] = {}
+            for found in e.data["broken"].values():
+                for b in found:
+                    if b["users"] and b["value"] not in wrong.get(b["path"], []):
+                        wrong.setdefault(b["path"], []).append(b["value"])
+            return checker.incorrect_reply(wrong)
+    said = [m for m in trace.messages if m.role == "assistant"]
+    if said and not any(m.tool_calls for m in said) and _DECLINE.match(said[-1].reasoning or ""):
+        return checker.IRRELEVANT_REPLY
+    return ""
 
 
 def _result(

@@ -77,6 +77,7 @@ PY_TYPES: dict[str, Any] = {
 NESTED = {"array", "tuple", "list(string)", "list(enum)", "object", "objectArray"}
 
 INCOMPLETE_PHRASE = "Missing necessary parameters"
+IRRELEVANT_REPLY = "Due to the limitations of the function, I cannot solve this problem."
 ERROR_PHRASE = "There is incorrect value"
 IRRELEVANT_PHRASE = "the limitations of the function"
 
@@ -285,6 +286,21 @@ def check_normal(functions: list[dict[str, Any]], output: Any, truth: Any, categ
             return v
         first = first or v
     return first or _verdict(False, "no possible answer", "no_answer")
+
+
+def missing_reply(missing: dict[str, list[str]]) -> str:
+    """ACEBench's reply form for a request that lacks values: {function: [parameter, ...]}."""
+    return " ".join(
+        f"{INCOMPLETE_PHRASE} ({', '.join(params)}) for the api ({name})" for name, params in missing.items()
+    )
+
+
+def incorrect_reply(wrong: dict[str, list[Any]]) -> str:
+    """ACEBench's reply form for values a function does not take: {parameter: [value, ...]}."""
+    return " ".join(
+        f"{ERROR_PHRASE} ({', '.join(map(str, values))}) for the parameters ({key}) in the conversation history."
+        for key, values in wrong.items()
+    )
 
 
 def special_check(category: str, output: str, truth: Any) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from typing import Any
 
 from botpsy.engine.base import Engine
 from botpsy.engine.oracle import OracleEngine
+from botpsy.eval import acebench_checker as checker
 from botpsy.eval.acebench_checker import base_name
 from botpsy.eval.acebench_data import AGENT
 from botpsy.protocol.messages import Message, ToolCall
@@ -141,16 +142,10 @@ def parse_call_text(text: str) -> list[ToolCall]:
 def special_reply(category: str, truth: Any) -> str:
     """The reply ACEBench's special checker accepts for one item."""
     if "incomplete" in category:
-        return " ".join(
-            f"Missing necessary parameters ({', '.join(params)}) for the api ({name})"
-            for name, params in truth.items()
-        )
+        return checker.missing_reply(truth)
     if "error" in category:
-        return " ".join(
-            f"There is incorrect value ({', '.join(map(str, values))}) for the parameters ({key}) in the conversation history."
-            for key, values in truth.items()
-        )
-    return "Due to the limitations of the function, I cannot solve this problem."
+        return checker.incorrect_reply(truth)
+    return checker.IRRELEVANT_REPLY
 
 
 def gold_messages(category: str, item: dict[str, Any]) -> list[Message]:

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from botpsy.agent.loop import Agent, AgentConfig
+from botpsy.agent.loop import HELD_EVENTS, Agent, AgentConfig
 from botpsy.engine.base import Engine, EngineError
 from botpsy.eval.bfcl_data import (
     ADDED_FUNCTIONS_PROMPT,
@@ -233,8 +233,8 @@ def run_item(
     first = next((m for m in trace.messages if m.role == "assistant"), Message("assistant"))
     step = next((e for e in trace.events if e.kind == "model"), None)
     output = decode_for_checker(step.data["text"], agent.fmt, agent.tools, config.thinking) if step else []
-    held = any(e.kind == "grounding_guard" for e in trace.events)
-    # What the agent did: a call the grounding guard held was not made. The model's own output
+    held = any(e.kind in HELD_EVENTS for e in trace.events)
+    # What the agent did: a call a guard held (grounding, limits) was not made. The model's own output
     # is judged too when the two differ, so the guard's effect stays visible per item.
     verdict = _verdict(worker, category, entry["id"], [] if held else output)
     detail: dict[str, Any] = {"calls": output, "answer": first.content[:300]}

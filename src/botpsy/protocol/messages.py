@@ -93,6 +93,8 @@ class Event:
         "call_grace",
         "capabilities",
         "grounding_guard",
+        "limits_guard",
+        "limits_retry",
         "repeated_calls",
     ]
     data: dict[str, Any] = field(default_factory=dict)

@@ -228,9 +228,12 @@ class Control:
     def journal_event(self, kind: str, data: dict[str, Any]) -> None:
         """Agent decisions that never reach the workspace: declined or held calls."""
         rec = {"kind": "decision", "channel": self.channel, "request": self.request, "event": kind, **data}
-        rec["decision"] = {"confirm": "declined", "grounding_guard": "held", "data_driven": "held"}.get(
-            kind, kind
-        )
+        rec["decision"] = {
+            "confirm": "declined",
+            "grounding_guard": "held",
+            "limits_guard": "held",
+            "data_driven": "held",
+        }.get(kind, kind)
         rec["outcome"] = "not run"
         try:
             self.journal.append(rec)
