@@ -35,25 +35,25 @@ def _broken(args, said=""):
     from botpsy.agent.grounding import numbers_in
 
     found = limits.broken(ToolCall("volatility", args), STOCK, said, numbers_in(said, articles=False))
-    return [(b.path, b.value, b.rule, b.users) for b in found]
+    return [(b.path, b.value, b.rule, b.said) for b in found]
 
 
 @pytest.mark.parametrize(
     "args, expected",
     [
         ({"ticker": "GOOG", "day": "2024-05-01", "weeks": 3}, []),
-        ({"ticker": "Goog"}, [("ticker", "Goog", "text matching ^[A-Z]+$", False)]),
-        ({"ticker": "GOOGLE"}, [("ticker", "GOOGLE", "at most 4 characters", False)]),
+        ({"ticker": "Goog"}, [("ticker", "Goog", "text matching ^[A-Z]+$", None)]),
+        ({"ticker": "GOOGLE"}, [("ticker", "GOOGLE", "at most 4 characters", None)]),
         (
             {"ticker": "GOOG", "day": "12-Feb-2021"},
-            [("day", "12-Feb-2021", "a date in its standard form", False)],
+            [("day", "12-Feb-2021", "a date in its standard form", None)],
         ),
-        ({"ticker": "GOOG", "weeks": 0}, [("weeks", 0, "at least 1", False)]),
-        ({"ticker": "GOOG", "where": {"lat": 95.5}}, [("where.lat", 95.5, "at most 90", False)]),
-        ({"ticker": "GOOG", "tags": ["ok", "x"]}, [("tags[1]", "x", "at least 2 characters", False)]),
+        ({"ticker": "GOOG", "weeks": 0}, [("weeks", 0, "at least 1", None)]),
+        ({"ticker": "GOOG", "where": {"lat": 95.5}}, [("where.lat", 95.5, "at most 90", None)]),
+        ({"ticker": "GOOG", "tags": ["ok", "x"]}, [("tags[1]", "x", "at least 2 characters", None)]),
         (
             {"ticker": "GOOG", "tags": ["aa", "bb", "cc"]},
-            [("tags", ["aa", "bb", "cc"], "at most 2 items", False)],
+            [("tags", ["aa", "bb", "cc"], "at most 2 items", None)],
         ),
         ({"ticker": "GOOG", "odd": "anything"}, []),  # a pattern that is no regular expression limits nothing
         ({"ticker": "GOOG", "unknown": "x"}, []),  # no schema, no limit (check_arguments refuses it)
@@ -66,13 +66,14 @@ def test_each_declared_limit_is_checked_on_converted_values(args, expected):
 def test_a_value_is_the_users_when_their_own_words_hold_it():
     said = "Check the volatility of 'Goog' over 0 weeks, ending 12-Feb-2021."
     assert _broken({"ticker": "Goog", "weeks": 0, "day": "12-Feb-2021"}, said) == [
-        ("ticker", "Goog", "text matching ^[A-Z]+$", True),
-        ("weeks", 0, "at least 1", True),
-        ("day", "12-Feb-2021", "a date in its standard form", True),
+        ("ticker", "Goog", "text matching ^[A-Z]+$", "Goog"),
+        ("weeks", 0, "at least 1", 0),
+        ("day", "12-Feb-2021", "a date in its standard form", "12-Feb-2021"),
     ]
-    # a word inside another is not the user's value; case does not matter
-    assert _broken({"ticker": "oo"}, said)[0][3] is False
-    assert _broken({"ticker": "goog"}, said)[0][3] is True
+    # a word inside another is not the user's value; case does not matter, and the user's spelling
+    # is the one kept (the model wrote "goog")
+    assert _broken({"ticker": "oo"}, said)[0][3] is None
+    assert _broken({"ticker": "goog"}, said)[0][3] == "Goog"
 
 
 def test_the_lines_the_agent_adds_to_a_user_turn_are_not_the_users_words():
@@ -94,9 +95,9 @@ def _volatility(state, **kwargs):
     return {"volatility": 0.21}
 
 
-def _agent(tmp_path, replies, **config):
+def _agent(tmp_path, replies, schema=STOCK, **config):
     RAN.clear()
-    vol = Tool("volatility", _volatility, "Weekly volatility of a stock.", STOCK, Labels())
+    vol = Tool("volatility", _volatility, "Weekly volatility of a stock.", schema, Labels())
     eng = ScriptedEngine(replies)
     ws = Workspace(tmp_path, suites=["calendar"], extra_tools=[vol])
     return eng, Agent(eng, ws, "sys", AgentConfig(**config))
@@ -118,7 +119,7 @@ def test_a_value_the_user_gave_that_the_tool_does_not_take_is_not_run_and_the_us
     (ev,) = [e for e in trace.events if e.kind == "limits_guard"]
     assert ev.data["broken"] == {
         ToolCall("volatility", {"ticker": "Goog"}).key(): [
-            {"path": "ticker", "value": "Goog", "rule": "text matching ^[A-Z]+$", "users": True}
+            {"path": "ticker", "value": "Goog", "rule": "text matching ^[A-Z]+$", "said": "Goog"}
         ]
     }
     tool_msg = next(m for m in trace.messages if m.role == "tool")
@@ -140,3 +141,16 @@ def test_a_switched_off_guard_runs_the_call_as_written(tmp_path):
     _, agent = _agent(tmp_path, [_call(ticker="Goog"), "ok\n</think>\n\nDone."], limits_guard=False)
     agent.send("How volatile was 'Goog' last week?")
     assert RAN == [{"ticker": "Goog"}]
+
+
+def test_a_value_the_user_gave_and_one_nobody_gave_are_both_said_in_one_reply(tmp_path):
+    eng, agent = _agent(
+        tmp_path, [_call(ticker="goog", weeks=47)], {**STOCK, "required": ["ticker", "weeks"]}
+    )
+    trace = agent.send("How volatile was 'Goog'?")
+    assert RAN == [] and len(eng.prompts) == 1
+    assert trace.final_answer == (
+        'I can\'t use "Goog" for the ticker of volatility (it takes text matching ^[A-Z]+$). '
+        "I don't have the weeks for volatility: you haven't said, and I won't guess. What should I use?"
+    )
+    assert [e.kind for e in trace.events if "guard" in e.kind] == ["limits_guard", "grounding_guard"]

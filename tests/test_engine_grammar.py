@@ -484,3 +484,34 @@ def test_a_refused_token_redone_as_a_quote_that_goes_on_is_the_bare_quote(vocab_
     assert _choice_after(vocab_llm, '{"d": ', logits(two=9.0, empty=6.0, junk=5.0, quote=1.0)) == empty
     # a refusal redone as another token stands
     assert _choice_after(vocab_llm, '{"d": "2024"', logits(two=9.0, junk=5.0, close=2.0)) == close
+
+
+WHERE = {
+    "name": "where",
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "loc": {"type": "object", "properties": {"lat": {"type": "number"}}, "required": ["lat"]},
+            "n": {"type": "integer"},
+            "x": {"type": "number"},
+        },
+        "required": ["loc"],
+    },
+}
+
+
+@pytest.mark.parametrize(
+    "params,admitted",
+    [
+        ({"loc": '{"lat": 34.0522}', "n": "9" * 19, "x": "-1.5e-9"}, True),
+        ({"loc": '{"lat": 3.' + "9" * 16 + "}"}, True),
+        ({"loc": '{"lat": 3.' + "9" * 17 + "}"}, False),  # a digit loop has to end the number
+        ({"loc": '{"lat": 1' + "0" * 19 + "}"}, False),
+        ({"loc": '{"lat": 1}', "x": "2." + "9" * 17}, False),
+        ({"loc": '{"lat": 1}', "x": "1e1234"}, False),
+        ({"loc": '{"lat": 1}', "n": "9" * 20}, False),
+    ],
+)
+def test_numbers_have_a_bounded_count_of_digits(params, admitted):
+    g = GbnfMatcher(tool_call_gbnf([WHERE], max_calls=1))
+    assert g.matches(qwen(params, "where")) is admitted, params

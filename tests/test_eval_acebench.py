@@ -146,6 +146,13 @@ def test_special_items_read_the_reply_and_calls_as_acebench_text(checkout):
             "ok\n</think>\n\n" + CALL.format(city="Paris").replace("\n3\n", "\n-3\n"),
             "There is incorrect value (-3) for the parameters (days) in the conversation history.",
         ),
+        # both at once: the user's wrong value first, then what nobody gave
+        (
+            "special_error_param",
+            'ok\n</think>\n\n<tool_call>\n{"name": "weather_get", "arguments": {"city": "", "days": -3}}\n</tool_call>',
+            "There is incorrect value (-3) for the parameters (days) in the conversation history. "
+            "Missing necessary parameters (city) for the api (weather_get)",
+        ),
         # a decline as botpsy's training data reasons one: "… the limitations of the function …"
         (
             "special_irrelevant",

@@ -58,7 +58,7 @@ def test_qwen35_grammar_types_values_and_orders_parameters():
         '"<function=get_weather>\\n" fn-get-weather-p-city fn-get-weather-p-days? '
         "fn-get-weather-p-units? fn-get-weather-p-hourly? fn-get-weather-p-fields?"
     )
-    assert lines["fn-get-weather-p-days"] == '"<parameter=days>\\n" "-"? [0-9]+ "\\n</parameter>\\n"'
+    assert lines["fn-get-weather-p-days"] == '"<parameter=days>\\n" "-"? [0-9]{1,19} "\\n</parameter>\\n"'
     assert '("metric" | "imperial")' in lines["fn-get-weather-p-units"]
     assert '("true" | "false")' in lines["fn-get-weather-p-hourly"]
     # a typed array: its items are JSON strings, never null (test_engine_grammar.py checks the language)

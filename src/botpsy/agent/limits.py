@@ -61,7 +61,12 @@ class Broken:
     path: str  # "ticker", "location.latitude", "dates[0]"
     value: Any
     rule: str  # what the tool takes, in words: "text matching ^[A-Z]+$", "at least 1"
-    users: bool  # the user's own value (written in a user turn), not the model's
+    said: Any = None  # the value as the user wrote it ("Goog" for the model's "goog"); None: the model's
+
+    @property
+    def users(self) -> bool:
+        """Whether the value is the user's own (written in a user turn), not the model's."""
+        return self.said is not None
 
 
 def _rule(schema: dict[str, Any], keyword: str) -> str:
@@ -133,19 +138,20 @@ def broken(call: ToolCall, parameters: dict[str, Any], said: str, said_numbers: 
     out = []
     for key, value in call.arguments.items():
         for path, v, rule in _walk(value, props.get(key), key):
-            out.append(Broken(path, v, rule, _users(v, said, said_numbers)))
+            out.append(Broken(path, v, rule, _as_said(v, said, said_numbers)))
     return out
 
 
-def _users(value: Any, said: str, said_numbers: set[float]) -> bool:
+def _as_said(value: Any, said: str, said_numbers: set[float]) -> Any:
+    """`value` as the user's words hold it (a text in their spelling), or None where they do not."""
     if isinstance(value, bool) or value is None:
-        return False
+        return None
     if isinstance(value, (int, float)):
-        return float(value) in said_numbers
+        return value if float(value) in said_numbers else None
     if not isinstance(value, str) or len(value.strip()) < 2:
-        return False
-    text = re.escape(value.strip())
-    return re.search(rf"(?<!\w){text}(?!\w)", said, re.I) is not None
+        return None
+    found = re.search(rf"(?<!\w){re.escape(value.strip())}(?!\w)", said, re.I)
+    return found.group(0) if found else None
 
 
 # What the agent adds to a user turn (`Agent.send`): the resolved-dates line, the later tools' note.
@@ -173,7 +179,7 @@ def step_broken(
 def as_data(held: dict[str, list[Broken]]) -> dict[str, list[dict[str, Any]]]:
     """The held calls' broken values as plain data, for the trace's event."""
     return {
-        k: [{"path": b.path, "value": b.value, "rule": b.rule, "users": b.users} for b in v]
+        k: [{"path": b.path, "value": b.value, "rule": b.rule, "said": b.said} for b in v]
         for k, v in held.items()
     }
 
@@ -195,13 +201,13 @@ def held_result(call: ToolCall, found: list[Broken] | None) -> str:
 
 
 def tell_user(held: dict[str, list[Broken]], calls: list[ToolCall]) -> str:
-    """What the agent says when a value the user gave breaks a limit: which, why, and a question."""
+    """What the agent tells the user of the values they gave that a tool does not take: which, in
+    their own spelling, and why (the question that follows is the caller's)."""
     parts = []
     for c in calls:
         for b in held.get(c.key(), []):
             if b.users:
-                part = f"{tojson(b.value)} for the {b.path.replace('_', ' ')} of {c.name} (it takes {b.rule})"
+                part = f"{tojson(b.said)} for the {b.path.replace('_', ' ')} of {c.name} (it takes {b.rule})"
                 if part not in parts:
                     parts.append(part)
-    listed = parts[0] if len(parts) == 1 else "; ".join(parts)
-    return f"I can't use {listed}. What should I use instead?"
+    return f"I can't use {'; '.join(parts)}."

@@ -450,11 +450,9 @@ class Agent:
                 self.trace.not_done = undone
                 return self.trace
             held = self._ungrounded(parsed.calls) if self.config.grounding_guard else {}
-            if held:
-                return self._hold(msg, held)
             broke = self._broken(parsed.calls) if self.config.limits_guard else {}
-            if broke and limits.users_only(broke):
-                return self._hold_limits(msg, broke)
+            if held or limits.users_only(broke):
+                return self._hold(msg, held, broke)
             if broke:
                 # The model's own value breaks a limit: nothing runs; it reads why and tries again.
                 results = [limits.held_result(c, broke.get(c.key())) for c in parsed.calls]
@@ -512,20 +510,39 @@ class Agent:
         tools = {c.name: grounding.tool_numbers(box[c.name].schema(), box[c.name].defaults) for c in calls}
         return grounding.held_calls(calls, tools, self.trace.messages)
 
-    def _hold(self, msg: Message, held: dict[str, list[tuple[str, Any]]]) -> Trace:
-        """Run none of a step's calls (one holds an ungrounded number) and ask the user for the values.
+    def _hold(
+        self, msg: Message, held: dict[str, list[tuple[str, Any]]], broke: dict[str, list[limits.Broken]]
+    ) -> Trace:
+        """Run none of a step's calls and ask the user, in one reply: about the values of theirs a
+        tool does not take (`agent.limits`) and for the values a call lacks (a required number
+        nobody stated, an empty required argument: `agent.grounding`).
 
         The calls leave the message, as a parse error's would: the assistant did not act, so
-        evaluation does not count them as calls made; the event keeps what the model wrote."""
+        evaluation does not count them as calls made; the events keep what the model wrote."""
         calls, msg.tool_calls = msg.tool_calls, []
-        results = [grounding.held_result(c, held.get(c.key())) for c in calls]
-        for r in results:
-            self.trace.messages.append(Message("tool", r, name="grounding_guard"))
-        self._open_turn(self.fmt.tool_results(results))
+        for c in calls:
+            key = c.key()
+            if key in broke and key not in held:
+                self.trace.messages.append(
+                    Message("tool", limits.held_result(c, broke[key]), name="limits_guard")
+                )
+            else:
+                self.trace.messages.append(
+                    Message("tool", grounding.held_result(c, held.get(key)), name="grounding_guard")
+                )
+        self._open_turn(self.fmt.tool_results([m.content for m in self.trace.messages[-len(calls) :]]))
+        told = limits.tell_user(broke, calls) if limits.users_only(broke) else ""
+        data = {"calls": [c.key() for c in calls]}
+        if not held:
+            return self._answer_by_code(
+                f"{told} What should I use instead?", "limits_guard", **data, broken=limits.as_data(broke)
+            )
+        if told:
+            self._emit("limits_guard", **data, broken=limits.as_data(broke))
         return self._answer_by_code(
-            grounding.ask_for(held, calls),
+            f"{told} {grounding.ask_for(held, calls)}".strip(),
             "grounding_guard",
-            calls=[c.key() for c in calls],
+            **data,
             held={k: dict(v) for k, v in held.items()},
         )
 
@@ -533,21 +550,6 @@ class Agent:
         box = self.env.toolbox
         schemas = {c.name: box[c.name].parameters for c in calls}
         return limits.step_broken(calls, schemas, limits.users_words(self.trace.messages))
-
-    def _hold_limits(self, msg: Message, broke: dict[str, list[limits.Broken]]) -> Trace:
-        """Run none of a step's calls (a value the user gave breaks a limit of its tool) and tell the
-        user which value and why; as `_hold`, the calls leave the message."""
-        calls, msg.tool_calls = msg.tool_calls, []
-        results = [limits.held_result(c, broke.get(c.key())) for c in calls]
-        for r in results:
-            self.trace.messages.append(Message("tool", r, name="limits_guard"))
-        self._open_turn(self.fmt.tool_results(results))
-        return self._answer_by_code(
-            limits.tell_user(broke, calls),
-            "limits_guard",
-            calls=[c.key() for c in calls],
-            broken=limits.as_data(broke),
-        )
 
     def _execute(self, call: ToolCall) -> str:
         tool = self.env.toolbox[call.name]

@@ -26,7 +26,10 @@ Grammar (qwen35 format, what `protocol.formats` renders and parses):
 
 Text values are free text without '<' (the format has no escaping, and '<' would open a tag);
 integers, numbers, booleans and enums are pinned, arrays are JSON arrays of their item type,
-and an object that declares its properties holds those keys, typed.
+and an object that declares its properties holds those keys, typed. A number has at most 19
+digits before its point, 16 after it and 3 in its exponent (a double holds 17 significant
+digits): past them a small model's digit loop ("latitude": 3.9999…, 1,300 tokens to the cap)
+has to end the number.
 Once the root is complete llama.cpp allows only end-of-generation tokens. The hermes format gets
 the same call structure with a JSON body, `{"name": <one of the tools>, "arguments": {…}}`, whose
 arguments object holds that tool's declared keys, typed. No typed value admits `null`: a null
@@ -119,7 +122,7 @@ json-obj ::= "{" ws ( json-str ws ":" ws json-val ( ws "," ws json-str ws ":" ws
 json-arr ::= "[" ws ( json-val ( ws "," ws json-val )* )? ws "]"
 json-val ::= json-obj | json-arr | json-str | json-num | "true" | "false" | "null"
 json-str ::= "\"" ( [^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] ) )* "\""
-json-num ::= "-"? ( "0" | [1-9] [0-9]* ) ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )?
+json-num ::= "-"? ( "0" | [1-9] [0-9]{0,18} ) ( "." [0-9]{1,16} )? ( [eE] [-+]? [0-9]{1,3} )?
 ws ::= [ \t\n]?
 """
 
@@ -258,7 +261,7 @@ def _value_rule(schema: dict[str, Any], text_rule: str, values: _Values) -> str:
     if kind in ("array", "object"):
         return values.json(schema)
     return {
-        "integer": '"-"? [0-9]+',
+        "integer": '"-"? [0-9]{1,19}',
         "number": "json-num",
         "boolean": '("true" | "false")',
     }.get(kind, text_rule)

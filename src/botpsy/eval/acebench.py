@@ -249,24 +249,28 @@ def reply_form(trace: Trace) -> str:
     for; "" when its turn ended otherwise (a call, a question in the model's words, an answer).
 
     As `call_text` writes botpsy's calls in ACEBench's call text, this writes botpsy's structured
-    outcomes in ACEBench's reply text: the grounding guard's hold names the tool and the required
-    values nobody gave ("Missing necessary parameters"), the limits guard's the values of the
-    user's that a tool does not take ("There is incorrect value"), and a turn without a call whose
-    reasoning opens as a decline (`_DECLINE`) is "the limitations of the function"."""
+    outcomes in ACEBench's reply text: the limits guard's hold names the user's values that a tool
+    does not take, as the user wrote them ("There is incorrect value"), the grounding guard's the
+    tool and the required values nobody gave ("Missing necessary parameters"), both where the
+    agent's reply says both; a turn without a call whose reasoning opens as a decline (`_DECLINE`)
+    is "the limitations of the function"."""
+    forms = []
     for e in trace.events:
         if e.kind == "grounding_guard":
             missing: dict[str, list[str]] = {}
             for key, params in e.data["held"].items():
                 names = missing.setdefault(json.loads(key)["name"], [])
                 names += [p for p in params if p not in names]
-            return checker.missing_reply(missing)
+            forms.append(checker.missing_reply(missing))
         if e.kind == "limits_guard":
             wrong: dict[str, list[Any]] = {}
             for found in e.data["broken"].values():
                 for b in found:
-                    if b["users"] and b["value"] not in wrong.get(b["path"], []):
-                        wrong.setdefault(b["path"], []).append(b["value"])
-            return checker.incorrect_reply(wrong)
+                    if b["said"] is not None and b["said"] not in wrong.get(b["path"], []):
+                        wrong.setdefault(b["path"], []).append(b["said"])
+            forms.append(checker.incorrect_reply(wrong))
+    if forms:
+        return " ".join(forms)
     said = [m for m in trace.messages if m.role == "assistant"]
     if said and not any(m.tool_calls for m in said) and _DECLINE.match(said[-1].reasoning or ""):
         return checker.IRRELEVANT_REPLY
