@@ -87,7 +87,8 @@ def _rule(schema: dict[str, Any], keyword: str) -> str:
     return words.get(keyword, keyword)
 
 
-def _limits(schema: dict[str, Any]) -> dict[str, Any]:
+def declared_limits(schema: dict[str, Any]) -> dict[str, Any]:
+    """The limit keywords of one value's schema (not its children's)."""
     return {k: schema[k] for k in LIMIT_KEYWORDS if k in schema}
 
 
@@ -118,7 +119,7 @@ def _walk(value: Any, schema: Any, path: str) -> Iterable[tuple[str, Any, str]]:
     """(path, value, rule) for each value under `value` that breaks a limit of its schema."""
     if not isinstance(schema, dict):
         return
-    limits = _limits(schema)
+    limits = declared_limits(schema)
     keyword = _first_broken(limits, value) if limits else ""
     if keyword:
         yield path, value, _rule(schema, keyword)
