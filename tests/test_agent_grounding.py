@@ -16,6 +16,7 @@ from botpsy.agent.grounding import (
     held_calls,
     held_result,
     known_numbers,
+    missing_paths,
     numbers_in,
     tool_numbers,
     ungrounded,
@@ -289,3 +290,20 @@ def test_a_made_up_amount_becomes_the_question_a_missing_info_task_needs():
     assert r.held == 1 and rep.summary()["held"] == 1 and r.made_calls == 1, r
     assert r.success, r.reason
     assert "987654" not in json.dumps(task.gold)  # the made-up amount was never the task's
+
+
+def test_missing_paths_name_the_values_inside_an_argument():
+    known = known_numbers([Message("user", "The sea level rise for New York City from 2030 to 2050")])
+    location = {"latitude": 40.7128, "longitude": -74.006}
+    assert missing_paths("location", location, known) == ["location.latitude", "location.longitude"]
+    assert missing_paths("span", {"from": 2030, "to": 2049}, known) == ["span.to"]
+    assert missing_paths("dates", ["2030-01-01", ""], known) == ["dates[1]"]
+    assert missing_paths("dates", [], known) == ["dates"]
+    assert missing_paths("years", 12, known) == ["years"]
+
+
+def test_the_guards_event_says_where_inside_an_argument_the_value_is_missing(tmp_path):
+    eng, agent = _agent(tmp_path, [CALL])
+    trace = agent.send("Make it warmer at home")
+    (ev,) = [e for e in trace.events if e.kind == "grounding_guard"]
+    assert ev.data["paths"] == {ToolCall("set_thermostat", {"degrees": 22.0}).key(): ["degrees"]}

@@ -250,6 +250,28 @@ def ungrounded(call: ToolCall, known: set[float], tool: ToolNumbers | None = Non
     return out
 
 
+def missing_paths(name: str, value: Any, known: set[float], tool: ToolNumbers | None = None) -> list[str]:
+    """Where inside a held argument the missing values are: "location.latitude" and
+    "location.longitude" for `location={"latitude": 40.1, "longitude": -74.0}` with neither number
+    stated, "dates[1]" for an empty second item; the argument's own name when it is empty as a whole
+    or a number itself."""
+    offered = tool.offered if tool is not None else frozenset()
+
+    def walk(v: Any, path: str) -> Iterable[str]:
+        if empty(v):
+            yield path
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                yield from walk(x, f"{path}.{k}")
+        elif isinstance(v, list | tuple):
+            for i, x in enumerate(v):
+                yield from walk(x, f"{path}[{i}]")
+        elif any(not _grounded(n, known) and not _grounded(n, offered) for n in _numbers(v, strings=True)):
+            yield path
+
+    return list(walk(value, name)) or [name]
+
+
 # Above this many stated numbers (long tool results), the arithmetic step takes one operand from
 # the user's words only, so the set stays small (pairs grow as the square).
 ALL_PAIRS_UP_TO = 150

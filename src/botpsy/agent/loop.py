@@ -544,7 +544,22 @@ class Agent:
             "grounding_guard",
             **data,
             held={k: dict(v) for k, v in held.items()},
+            paths=self._missing_paths(held, calls),
         )
+
+    def _missing_paths(
+        self, held: dict[str, list[tuple[str, Any]]], calls: list[ToolCall]
+    ) -> dict[str, list[str]]:
+        """For the trace: where inside each held argument the values nobody gave are."""
+        known = grounding.known_numbers(self.trace.messages)
+        box, out = self.env.toolbox, {}
+        for c in calls:
+            if c.key() in held:
+                tool = grounding.tool_numbers(box[c.name].schema(), box[c.name].defaults)
+                out[c.key()] = [
+                    p for k, v in held[c.key()] for p in grounding.missing_paths(k, v, known, tool)
+                ]
+        return out
 
     def _broken(self, calls: list[ToolCall]) -> dict[str, list[limits.Broken]]:
         box = self.env.toolbox

@@ -251,7 +251,8 @@ def reply_form(trace: Trace) -> str:
     As `call_text` writes botpsy's calls in ACEBench's call text, this writes botpsy's structured
     outcomes in ACEBench's reply text: the limits guard's hold names the user's values that a tool
     does not take, as the user wrote them ("There is incorrect value"), the grounding guard's the
-    tool and the required values nobody gave ("Missing necessary parameters"), both where the
+    tool and the required values nobody gave, at their path inside an object ("Missing necessary
+    parameters (location.latitude, location.longitude)"), both where the
     agent's reply says both; a turn without a call whose reasoning opens as a decline (`_DECLINE`)
     is "the limitations of the function"."""
     forms = []
@@ -260,7 +261,7 @@ def reply_form(trace: Trace) -> str:
             missing: dict[str, list[str]] = {}
             for key, params in e.data["held"].items():
                 names = missing.setdefault(json.loads(key)["name"], [])
-                names += [p for p in params if p not in names]
+                names += [p for p in e.data.get("paths", {}).get(key, params) if p not in names]
             forms.append(checker.missing_reply(missing))
         if e.kind == "limits_guard":
             wrong: dict[str, list[Any]] = {}
