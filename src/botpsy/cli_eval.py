@@ -126,6 +126,7 @@ def cmd_bfcl(a) -> int:
                 thinking=thinking and not a.no_thinking,
                 limit=a.limit,
                 grounding_guard=not a.no_grounding_guard,
+                limits_guard=not a.no_grounding_guard,
                 copy_guide=a.copy_guide,
             )
             if engine is None:
@@ -319,8 +320,10 @@ def cmd_acebench(a) -> int:
             thinking=thinking and not a.no_thinking,
             limit=a.limit,
             # The oracle checks the path and the checker: its gold calls carry values the
-            # question does not state (an id a result gave), which the guard would hold.
+            # question does not state (an id a result gave), which the guard would hold, and
+            # four break a limit their own function declares, which the limits guard would.
             grounding_guard=not (a.no_grounding_guard or oracle),
+            limits_guard=not (a.no_grounding_guard or oracle),
             copy_guide=a.copy_guide,
         )
         if oracle:
@@ -626,8 +629,9 @@ def register(eval_subparsers) -> None:
     sp.add_argument(
         "--no-grounding-guard",
         action="store_true",
-        help="score the calls as the model wrote them: the agent's grounding guard (agent/grounding.py) "
-        "holds none (the oracle's self-check: gold calls with a number from world knowledge)",
+        help="score the calls as the model wrote them: the agent's grounding and limits guards "
+        "(agent/grounding.py, agent/limits.py) hold none (the oracle's self-check: gold calls with a "
+        "number from world knowledge)",
     )
     _common(sp, 512)
     sp.set_defaults(fn=cmd_bfcl)
@@ -701,7 +705,7 @@ def register(eval_subparsers) -> None:
     sp.add_argument(
         "--no-grounding-guard",
         action="store_true",
-        help="score the calls as the model wrote them (the agent's grounding guard holds none)",
+        help="score the calls as the model wrote them (the agent's grounding and limits guards hold none)",
     )
     _common(sp, 512)
     sp.set_defaults(fn=cmd_acebench)

@@ -164,6 +164,7 @@ class AceConfig:
     thinking: bool = True
     limit: int | None = None  # items per category (conversations in normal multi-turn), None: all
     grounding_guard: bool = True  # the agent's guard (agent/grounding.py); a held call is no call
+    limits_guard: bool = True  # the agent's limits guard (agent/limits.py), the same
     copy_guide: bool = True  # the agent's copy guidance (engine/copy_guide.py)
     agent_steps: int = AGENT_STEPS
     user_turns: int = USER_TURNS
@@ -190,6 +191,7 @@ def _agent(
             temperature=config.temperature,
             thinking=config.thinking,
             grounding_guard=config.grounding_guard,
+            limits_guard=config.limits_guard,
             copy_guide=config.copy_guide,
         ),
     )

@@ -196,6 +196,7 @@ class BfclConfig:
     # The agent's grounding guard (agent/grounding.py): a call it holds is scored as no call, and
     # the raw model's verdict is kept beside it (`model_accuracy`).
     grounding_guard: bool = True
+    limits_guard: bool = True  # the agent's limits guard (agent/limits.py); a held call is no call
     copy_guide: bool = True  # the agent's copy guidance (engine/copy_guide.py)
 
 
@@ -221,6 +222,7 @@ def run_item(
             temperature=config.temperature,
             thinking=config.thinking,
             grounding_guard=config.grounding_guard,
+            limits_guard=config.limits_guard,
             copy_guide=config.copy_guide,
         ),
     )
@@ -285,6 +287,7 @@ def _run_multi_turn(
             temperature=config.temperature,
             thinking=config.thinking,
             grounding_guard=config.grounding_guard,
+            limits_guard=config.limits_guard,
             copy_guide=config.copy_guide,
         ),
     )
