@@ -74,6 +74,12 @@ def test_a_value_is_the_users_when_their_own_words_hold_it():
     # is the one kept (the model wrote "goog")
     assert _broken({"ticker": "oo"}, said)[0][3] is None
     assert _broken({"ticker": "goog"}, said)[0][3] == "Goog"
+    # the model copied part of what the user wrote: the user's whole value is named
+    assert (
+        _broken({"ticker": "45.ABC"}, "My network at coordinates 45.ABC,-120.33?")[0][3] == "45.ABC,-120.33"
+    )
+    assert _broken({"ticker": "Goog"}, 'The ticker is "Goog".')[0][3] == "Goog"
+    assert _broken({"ticker": "Goog"}, "Goog's volatility")[0][3] == "Goog"
 
 
 def test_the_lines_the_agent_adds_to_a_user_turn_are_not_the_users_words():

@@ -143,8 +143,16 @@ def broken(call: ToolCall, parameters: dict[str, Any], said: str, said_numbers: 
     return out
 
 
+# The quotes and the sentence's punctuation around a value the user wrote, not part of it.
+_AROUND = "\"'“”‘’`.,;:!?()[]{}<>"
+_QUOTES = "\"'“”‘’`"  # a value's run ends at a quote: Goog in "Goog's" and in "'Goog'"
+
+
 def _as_said(value: Any, said: str, said_numbers: set[float]) -> Any:
-    """`value` as the user's words hold it (a text in their spelling), or None where they do not."""
+    """`value` as the user's words hold it, or None where they do not: a text in the user's
+    spelling, and whole: where the model copied part of what the user wrote ("45.ABC" of
+    "45.ABC,-120.33"), the user's run of characters up to the spaces or quotes around it, without
+    the punctuation at its ends."""
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (int, float)):
@@ -152,7 +160,15 @@ def _as_said(value: Any, said: str, said_numbers: set[float]) -> Any:
     if not isinstance(value, str) or len(value.strip()) < 2:
         return None
     found = re.search(rf"(?<!\w){re.escape(value.strip())}(?!\w)", said, re.I)
-    return found.group(0) if found else None
+    if not found:
+        return None
+    start, end = found.span()
+    while start > 0 and not said[start - 1].isspace() and said[start - 1] not in _QUOTES:
+        start -= 1
+    while end < len(said) and not said[end].isspace() and said[end] not in _QUOTES:
+        end += 1
+    whole = said[start:end].strip(_AROUND)
+    return whole if found.group(0) in whole else found.group(0)
 
 
 # What the agent adds to a user turn (`Agent.send`): the resolved-dates line, the later tools' note.
