@@ -18,6 +18,7 @@ from botpsy.agent.grounding import (
     known_numbers,
     missing_paths,
     numbers_in,
+    placeholder,
     tool_numbers,
     ungrounded,
 )
@@ -307,3 +308,38 @@ def test_the_guards_event_says_where_inside_an_argument_the_value_is_missing(tmp
     trace = agent.send("Make it warmer at home")
     (ev,) = [e for e in trace.events if e.kind == "grounding_guard"]
     assert ev.data["paths"] == {ToolCall("set_thermostat", {"degrees": 22.0}).key(): ["degrees"]}
+
+
+@pytest.mark.parametrize(
+    "key, value, said, is_placeholder",
+    [
+        ("book_id", "book_id", "", True),
+        ("team1", "Team 1", "", True),
+        ("data_entries", [{"patient_id": "patient_id", "kind": "x"}], "", True),
+        ("book_id", "BK-204", "", False),
+        ("project", "project", "analyse the project", False),  # the user's own word
+        ("title", "", "", False),  # empty is `empty`'s to say
+        ("count", 3, "", False),
+    ],
+)
+def test_a_text_that_only_names_its_parameter_is_a_placeholder(key, value, said, is_placeholder):
+    assert placeholder(key, value, said) is is_placeholder
+
+
+def test_a_placeholder_in_a_required_argument_is_held_and_named_at_its_path():
+    schema = {
+        "type": "function",
+        "function": {
+            "name": "reserve_book",
+            "parameters": {
+                "type": "object",
+                "properties": {"book_id": {"type": "string"}, "branch": {"type": "string"}},
+                "required": ["book_id"],
+            },
+        },
+    }
+    call = ToolCall("reserve_book", {"book_id": "book_id", "branch": "branch"})
+    said = [Message("user", "Reserve 'The Alchemist' at the New York branch")]
+    held = held_calls([call], {"reserve_book": tool_numbers(schema)}, said)
+    assert held == {call.key(): [("book_id", "book_id")]}  # the optional branch is not judged
+    assert missing_paths("entries", [{"patient_id": "patient_id"}], set()) == ["entries[0].patient_id"]

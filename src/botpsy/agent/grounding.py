@@ -21,8 +21,10 @@ is checked as that number: the schema wanted a string, the model still chose a n
 
 A required argument left empty (`[]`, `{}`, `""`, `[{}]`, null) is held the same way: the model
 filled the slot with nothing because nobody gave it a value ("Find me restaurants in London" with a
-points-of-interest tool became `find_pois(location="London", category=[])`). Optional arguments
-are not checked; an empty one leaves the tool's default in force.
+points-of-interest tool became `find_pois(location="London", category=[])`). So is one whose text
+only names its own parameter (`reserve_book(book_id="book_id")`, `patient_id="patient_id"`), unless
+the user wrote that text: a slot filled with its label, not with data. Optional arguments are not
+checked; an empty one leaves the tool's default in force.
 
 When a call holds an ungrounded number, none of the step's calls runs: each gets a tool response
 saying so (the record the model and the trace keep), and the agent asks the user for the
@@ -231,7 +233,26 @@ def tool_numbers(schema: dict[str, Any], defaults: dict[str, Any] | None = None)
     return ToolNumbers(frozenset(_keys(offered)), frozenset(required))
 
 
-def ungrounded(call: ToolCall, known: set[float], tool: ToolNumbers | None = None) -> list[tuple[str, Any]]:
+_ALNUM = re.compile(r"[^a-z0-9]")
+
+
+def placeholder(key: str, value: Any, said: str = "") -> bool:
+    """Whether `value` holds a text that only names its own parameter ("book_id" for `book_id`,
+    "Team1" for `team1`, inside objects and lists too) and that the user's words (`said`, lower
+    case) do not hold: a slot filled with its label, not with data."""
+    if isinstance(value, str):
+        text = _ALNUM.sub("", value.lower())
+        return bool(text) and text == _ALNUM.sub("", key.lower()) and value.strip().lower() not in said
+    if isinstance(value, dict):
+        return any(placeholder(k, v, said) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(placeholder(key, v, said) for v in value)
+    return False
+
+
+def ungrounded(
+    call: ToolCall, known: set[float], tool: ToolNumbers | None = None, said: str = ""
+) -> list[tuple[str, Any]]:
     """(parameter, value) for every required argument of `call` that is empty (`empty`) or holds a
     number (a string that is only a number counts) that neither the conversation (`known`) nor the
     tool states; without a `tool`, every argument is checked.
@@ -243,33 +264,39 @@ def ungrounded(call: ToolCall, known: set[float], tool: ToolNumbers | None = Non
     for name, value in call.arguments.items():
         if tool is not None and name not in tool.required:
             continue
-        if empty(value) or any(
-            not _grounded(v, known) and not _grounded(v, offered) for v in _numbers(value, strings=True)
+        if (
+            empty(value)
+            or placeholder(name, value, said)
+            or any(
+                not _grounded(v, known) and not _grounded(v, offered) for v in _numbers(value, strings=True)
+            )
         ):
             out.append((name, value))
     return out
 
 
-def missing_paths(name: str, value: Any, known: set[float], tool: ToolNumbers | None = None) -> list[str]:
+def missing_paths(
+    name: str, value: Any, known: set[float], tool: ToolNumbers | None = None, said: str = ""
+) -> list[str]:
     """Where inside a held argument the missing values are: "location.latitude" and
     "location.longitude" for `location={"latitude": 40.1, "longitude": -74.0}` with neither number
     stated, "dates[1]" for an empty second item; the argument's own name when it is empty as a whole
     or a number itself."""
     offered = tool.offered if tool is not None else frozenset()
 
-    def walk(v: Any, path: str) -> Iterable[str]:
-        if empty(v):
+    def walk(v: Any, path: str, key: str) -> Iterable[str]:
+        if empty(v) or (isinstance(v, str) and placeholder(key, v, said)):
             yield path
         elif isinstance(v, dict):
             for k, x in v.items():
-                yield from walk(x, f"{path}.{k}")
+                yield from walk(x, f"{path}.{k}", k)
         elif isinstance(v, list | tuple):
             for i, x in enumerate(v):
-                yield from walk(x, f"{path}[{i}]")
+                yield from walk(x, f"{path}[{i}]", key)
         elif any(not _grounded(n, known) and not _grounded(n, offered) for n in _numbers(v, strings=True)):
             yield path
 
-    return list(walk(value, name)) or [name]
+    return list(walk(value, name, name)) or [name]
 
 
 # Above this many stated numbers (long tool results), the arithmetic step takes one operand from
@@ -306,13 +333,19 @@ def held_calls(
 ) -> dict[str, list[tuple[str, Any]]]:
     """The calls of one step that must not run, keyed by `ToolCall.key()`, with their ungrounded
     arguments; empty when every number is grounded. `tools`: tool name -> `tool_numbers(...)`."""
-    known = known_numbers(messages)
+    messages = list(messages)
+    known, said = known_numbers(messages), users_said(messages)
     out = {}
     for c in calls:
-        missing = ungrounded(c, known, tools.get(c.name))
+        missing = ungrounded(c, known, tools.get(c.name), said)
         if missing:
             out[c.key()] = missing
     return out
+
+
+def users_said(messages: Iterable[Message]) -> str:
+    """The user's turns in lower case, for `placeholder`."""
+    return "\n".join(m.content for m in messages if m.role == "user").lower()
 
 
 def held_result(call: ToolCall, missing: list[tuple[str, Any]] | None) -> str:

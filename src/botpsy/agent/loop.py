@@ -551,13 +551,13 @@ class Agent:
         self, held: dict[str, list[tuple[str, Any]]], calls: list[ToolCall]
     ) -> dict[str, list[str]]:
         """For the trace: where inside each held argument the values nobody gave are."""
-        known = grounding.known_numbers(self.trace.messages)
+        known, said = grounding.known_numbers(self.trace.messages), grounding.users_said(self.trace.messages)
         box, out = self.env.toolbox, {}
         for c in calls:
             if c.key() in held:
                 tool = grounding.tool_numbers(box[c.name].schema(), box[c.name].defaults)
                 out[c.key()] = [
-                    p for k, v in held[c.key()] for p in grounding.missing_paths(k, v, known, tool)
+                    p for k, v in held[c.key()] for p in grounding.missing_paths(k, v, known, tool, said)
                 ]
         return out
 
