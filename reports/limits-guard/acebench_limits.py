@@ -14,17 +14,23 @@ from botpsy.eval.acebench_data import acebench_tools, load_category, resolve_dat
 from botpsy.protocol.messages import ToolCall
 
 
-def main(rows_path: str, data: str) -> None:
-    rows = [json.loads(line) for line in open(rows_path)]
+def recorded(paths: list[str], data: str):
+    """(row, the item's tools' parameter schemas, the user's words) for each recorded row whose
+    calls were made (not held, not none)."""
+    rows = [json.loads(line) for p in paths for line in open(p)]
     folder, _ = resolve_data(Path(data))
     items = {it["id"]: it for c in {r["category"] for r in rows} for it in load_category(folder, c)}
     for r in rows:
         if r["detail"].get("held") or not r["detail"].get("calls"):
             continue
         it = items[r["id"]]
-        tools = {t.name: t.parameters for t in acebench_tools(it["function"])}
+        yield r, {t.name: t.parameters for t in acebench_tools(it["function"])}, user_text(it["question"])
+
+
+def main(rows_path: str, data: str) -> None:
+    for r, tools, said in recorded([rows_path], data):
         calls = [ToolCall(*next(iter(c.items()))) for c in r["detail"]["calls"]]
-        found = limits.step_broken(calls, tools, user_text(it["question"]))
+        found = limits.step_broken(calls, tools, said)
         if found:
             print(
                 json.dumps(

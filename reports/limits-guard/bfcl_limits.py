@@ -31,19 +31,25 @@ def users_text(question) -> str:
     return "\n".join(out)
 
 
-def main(paths: list[str]) -> None:
+def recorded(paths: list[str]):
+    """(row, the item's tools' parameter schemas, the user's words) for each recorded row, and
+    whether its calls were already held."""
     rows = [json.loads(line) for p in paths for line in open(p)]
     entries = {e["id"]: e for c in {r["category"] for r in rows} for e in load_category(c)}
-    declaring, held = collections.Counter(), collections.Counter()
     for r in rows:
         e = entries[r["id"]]
-        tools = {t.name: t.parameters for t in bfcl_tools(e["function"])}
+        yield r, {t.name: t.parameters for t in bfcl_tools(e["function"])}, users_text(e["question"])
+
+
+def main(paths: list[str]) -> None:
+    declaring, held = collections.Counter(), collections.Counter()
+    for r, tools, said in recorded(paths):
         if any(limits.declared_limits(s) for t in tools.values() for s in _schemas(t)):
             declaring[r["category"]] += 1
         if r["detail"].get("held"):
             continue
         calls = [ToolCall(*next(iter(c.items()))) for c in r["detail"]["calls"]]
-        found = limits.step_broken(calls, tools, users_text(e["question"]))
+        found = limits.step_broken(calls, tools, said)
         if found:
             held[r["category"], r["ok"]] += 1
             print(
