@@ -10,7 +10,7 @@ import pytest
 from botpsy.agent import limits
 from botpsy.agent.loop import Agent, AgentConfig
 from botpsy.engine.oracle import ScriptedEngine
-from botpsy.protocol.messages import Message, ToolCall
+from botpsy.protocol.messages import ToolCall
 from botpsy.stores.workspace import Workspace
 from botpsy.tools.base import Labels, Tool
 
@@ -32,9 +32,8 @@ STOCK = {
 
 
 def _broken(args, said=""):
-    from botpsy.agent.grounding import numbers_in
-
-    found = limits.broken(ToolCall("volatility", args), STOCK, said, numbers_in(said, articles=False))
+    call = ToolCall("volatility", args)
+    found = limits.step_broken([call], {"volatility": STOCK}, said).get(call.key(), [])
     return [(b.path, b.value, b.rule, b.said) for b in found]
 
 
@@ -80,15 +79,6 @@ def test_a_value_is_the_users_when_their_own_words_hold_it():
     )
     assert _broken({"ticker": "Goog"}, 'The ticker is "Goog".')[0][3] == "Goog"
     assert _broken({"ticker": "Goog"}, "Goog's volatility")[0][3] == "Goog"
-
-
-def test_the_lines_the_agent_adds_to_a_user_turn_are_not_the_users_words():
-    turn = (
-        "Weekly volatility of GOOG until tomorrow\n(resolved: tomorrow = Friday 2024-05-03)"
-        '\n\nMore functions you can call:\n<tools>\n{"name": "x", "pattern": "Zz9"}\n</tools>'
-    )
-    words = limits.users_words([Message("system", "Zz9 2024"), Message("user", turn), Message("tool", "Zz9")])
-    assert words == "Weekly volatility of GOOG until tomorrow"
 
 
 # ---- in the agent -------------------------------------------------------------------------------
@@ -141,6 +131,18 @@ def test_the_models_own_value_goes_back_to_it_and_its_correction_runs(tmp_path):
     assert RAN == [{"ticker": "GOOG", "weeks": 1}] and trace.final_answer == "21%."
     assert [e.kind for e in trace.events if e.kind.startswith("limits")] == ["limits_retry"]
     assert "weeks=0 is not at least 1" in eng.prompts[1]
+
+
+def test_the_lines_the_agent_adds_to_a_user_turn_are_not_the_users_words(tmp_path):
+    from datetime import date
+
+    _, agent = _agent(tmp_path, [_call(ticker="GOOG"), "ok\n</think>\n\nDone."])
+    agent.today = date(2024, 5, 2)
+    trace = agent.send("Weekly volatility of GOOG until tomorrow")
+    assert "(resolved: tomorrow = Friday 2024-05-03" in next(
+        m.content for m in trace.messages if m.role == "user"
+    )
+    assert agent.users_words() == "Weekly volatility of GOOG until tomorrow"
 
 
 def test_a_switched_off_guard_runs_the_call_as_written(tmp_path):

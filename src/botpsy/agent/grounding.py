@@ -250,6 +250,12 @@ def placeholder(key: str, value: Any, said: str = "") -> bool:
     return False
 
 
+def _unstated(value: Any, known: set[float], offered: frozenset[float]) -> bool:
+    """Whether `value` holds a number (a string that is only one counts) that neither the
+    conversation (`known`) nor the tool (`offered`) states."""
+    return any(not _grounded(v, known) and not _grounded(v, offered) for v in _numbers(value, strings=True))
+
+
 def ungrounded(
     call: ToolCall, known: set[float], tool: ToolNumbers | None = None, said: str = ""
 ) -> list[tuple[str, Any]]:
@@ -264,13 +270,7 @@ def ungrounded(
     for name, value in call.arguments.items():
         if tool is not None and name not in tool.required:
             continue
-        if (
-            empty(value)
-            or placeholder(name, value, said)
-            or any(
-                not _grounded(v, known) and not _grounded(v, offered) for v in _numbers(value, strings=True)
-            )
-        ):
+        if empty(value) or placeholder(name, value, said) or _unstated(value, known, offered):
             out.append((name, value))
     return out
 
@@ -293,7 +293,7 @@ def missing_paths(
         elif isinstance(v, list | tuple):
             for i, x in enumerate(v):
                 yield from walk(x, f"{path}[{i}]", key)
-        elif any(not _grounded(n, known) and not _grounded(n, offered) for n in _numbers(v, strings=True)):
+        elif _unstated(v, known, offered):
             yield path
 
     return list(walk(value, name, name)) or [name]
@@ -328,24 +328,32 @@ def known_numbers(messages: Iterable[Message]) -> set[float]:
     return known
 
 
+class Held(dict):
+    """`held_calls`' answer: call key -> the [(argument, value)] it lacks; `paths`: call key ->
+    where inside those arguments the values nobody gave are (`missing_paths`)."""
+
+    paths: dict[str, list[str]]
+
+
 def held_calls(
-    calls: list[ToolCall], tools: dict[str, ToolNumbers], messages: Iterable[Message]
-) -> dict[str, list[tuple[str, Any]]]:
+    calls: list[ToolCall], tools: dict[str, ToolNumbers], messages: Iterable[Message], said: str | None = None
+) -> Held:
     """The calls of one step that must not run, keyed by `ToolCall.key()`, with their ungrounded
-    arguments; empty when every number is grounded. `tools`: tool name -> `tool_numbers(...)`."""
+    arguments; empty when every number is grounded. `tools`: tool name -> `tool_numbers(...)`;
+    `said`: the user's words as they wrote them, for `placeholder` (default: the user's turns)."""
     messages = list(messages)
-    known, said = known_numbers(messages), users_said(messages)
-    out = {}
+    known = known_numbers(messages)
+    said = (said if said is not None else "\n".join(m.content for m in messages if m.role == "user")).lower()
+    out = Held()
+    out.paths = {}
     for c in calls:
         missing = ungrounded(c, known, tools.get(c.name), said)
         if missing:
             out[c.key()] = missing
+            out.paths[c.key()] = [
+                p for k, v in missing for p in missing_paths(k, v, known, tools.get(c.name), said)
+            ]
     return out
-
-
-def users_said(messages: Iterable[Message]) -> str:
-    """The user's turns in lower case, for `placeholder`."""
-    return "\n".join(m.content for m in messages if m.role == "user").lower()
 
 
 def held_result(call: ToolCall, missing: list[tuple[str, Any]] | None) -> str:

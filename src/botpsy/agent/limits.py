@@ -21,7 +21,8 @@ What becomes of a call that breaks a limit depends on whose value it is:
 
 A value counts as the user's when the user's own words hold it: a number among the numbers the
 user wrote, a text (of two characters or more) found in a user turn as a whole word, ignoring case.
-The resolved-dates line and the tools' note the agent adds to a user turn are not the user's words.
+The user's words are their requests as they typed them (`Agent.users_words`): the resolved-dates
+line and the tools' note the agent adds to a user turn are not.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from typing import Any
 
 from botpsy.agent.grounding import numbers_in
 from botpsy.protocol.formats import tojson
-from botpsy.protocol.messages import Message, ToolCall
+from botpsy.protocol.messages import ToolCall
 
 LIMIT_KEYWORDS = (
     "pattern",
@@ -131,16 +132,12 @@ def _walk(value: Any, schema: Any, path: str) -> Iterable[tuple[str, Any, str]]:
             yield from _walk(v, schema["items"], f"{path}[{i}]")
 
 
-def broken(call: ToolCall, parameters: dict[str, Any], said: str, said_numbers: set[float]) -> list[Broken]:
-    """The values of `call` that break a limit its `parameters` schema declares."""
+def _breaks(call: ToolCall, parameters: dict[str, Any]) -> list[tuple[str, Any, str]]:
+    """(path, value, rule) for each value of `call` that breaks a limit its `parameters` declare."""
     props = parameters.get("properties") if isinstance(parameters, dict) else None
     if not isinstance(props, dict):
         return []
-    out = []
-    for key, value in call.arguments.items():
-        for path, v, rule in _walk(value, props.get(key), key):
-            out.append(Broken(path, v, rule, _as_said(v, said, said_numbers)))
-    return out
+    return [found for key, value in call.arguments.items() for found in _walk(value, props.get(key), key)]
 
 
 # The quotes and the sentence's punctuation around a value the user wrote, not part of it.
@@ -171,25 +168,18 @@ def _as_said(value: Any, said: str, said_numbers: set[float]) -> Any:
     return whole if found.group(0) in whole else found.group(0)
 
 
-# What the agent adds to a user turn (`Agent.send`): the resolved-dates line, the later tools' note.
-_ADDED = re.compile(r"\n\(resolved: [^\n]*\)|\n\nMore functions you can call:\n<tools>\n.*?\n</tools>", re.S)
-
-
-def users_words(messages: Iterable[Message]) -> str:
-    """The user's turns as the user wrote them: without the lines the agent added to them."""
-    return "\n".join(_ADDED.sub("", m.content) for m in messages if m.role == "user")
-
-
 def step_broken(
     calls: list[ToolCall], schemas: dict[str, dict[str, Any]], said: str
 ) -> dict[str, list[Broken]]:
-    """The calls of one step that break a limit, keyed by `ToolCall.key()`; empty when none does."""
-    numbers = numbers_in(said, articles=False)
-    out = {}
+    """The calls of one step that break a limit, keyed by `ToolCall.key()`, each value with whether
+    the user's words (`said`, as the user wrote them) hold it; empty when none breaks one."""
+    out: dict[str, list[Broken]] = {}
+    numbers: set[float] | None = None  # read from the user's words only once a value breaks a limit
     for c in calls:
-        found = broken(c, schemas.get(c.name, {}), said, numbers)
+        found = _breaks(c, schemas.get(c.name, {}))
         if found:
-            out[c.key()] = found
+            numbers = numbers_in(said, articles=False) if numbers is None else numbers
+            out[c.key()] = [Broken(path, v, rule, _as_said(v, said, numbers)) for path, v, rule in found]
     return out
 
 
@@ -201,7 +191,7 @@ def as_data(held: dict[str, list[Broken]]) -> dict[str, list[dict[str, Any]]]:
     }
 
 
-def users_only(held: dict[str, list[Broken]]) -> bool:
+def any_users(held: dict[str, list[Broken]]) -> bool:
     """Whether the user is to be asked: some value the user gave breaks a limit."""
     return any(b.users for found in held.values() for b in found)
 

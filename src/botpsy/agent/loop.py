@@ -451,7 +451,7 @@ class Agent:
                 return self.trace
             held = self._ungrounded(parsed.calls) if self.config.grounding_guard else {}
             broke = self._broken(parsed.calls) if self.config.limits_guard else {}
-            if held or limits.users_only(broke):
+            if held or limits.any_users(broke):
                 return self._hold(msg, held, broke)
             if broke:
                 # The model's own value breaks a limit: nothing runs; it reads why and tries again.
@@ -505,14 +505,12 @@ class Agent:
         self.trace.stopped = "answer"
         return self.trace
 
-    def _ungrounded(self, calls: list[ToolCall]) -> dict[str, list[tuple[str, Any]]]:
+    def _ungrounded(self, calls: list[ToolCall]) -> grounding.Held:
         box = self.env.toolbox
         tools = {c.name: grounding.tool_numbers(box[c.name].schema(), box[c.name].defaults) for c in calls}
-        return grounding.held_calls(calls, tools, self.trace.messages)
+        return grounding.held_calls(calls, tools, self.trace.messages, self.users_words())
 
-    def _hold(
-        self, msg: Message, held: dict[str, list[tuple[str, Any]]], broke: dict[str, list[limits.Broken]]
-    ) -> Trace:
+    def _hold(self, msg: Message, held: grounding.Held, broke: dict[str, list[limits.Broken]]) -> Trace:
         """Run none of a step's calls and ask the user, in one reply: about the values of theirs a
         tool does not take (`agent.limits`) and for the values a call lacks (a required number
         nobody stated, an empty required argument: `agent.grounding`).
@@ -531,7 +529,7 @@ class Agent:
                     Message("tool", grounding.held_result(c, held.get(key)), name="grounding_guard")
                 )
         self._open_turn(self.fmt.tool_results([m.content for m in self.trace.messages[-len(calls) :]]))
-        told = limits.tell_user(broke, calls) if limits.users_only(broke) else ""
+        told = limits.tell_user(broke, calls) if limits.any_users(broke) else ""
         data = {"calls": [c.key() for c in calls]}
         if not held:
             return self._answer_by_code(
@@ -544,27 +542,18 @@ class Agent:
             "grounding_guard",
             **data,
             held={k: dict(v) for k, v in held.items()},
-            paths=self._missing_paths(held, calls),
+            paths=held.paths,
         )
-
-    def _missing_paths(
-        self, held: dict[str, list[tuple[str, Any]]], calls: list[ToolCall]
-    ) -> dict[str, list[str]]:
-        """For the trace: where inside each held argument the values nobody gave are."""
-        known, said = grounding.known_numbers(self.trace.messages), grounding.users_said(self.trace.messages)
-        box, out = self.env.toolbox, {}
-        for c in calls:
-            if c.key() in held:
-                tool = grounding.tool_numbers(box[c.name].schema(), box[c.name].defaults)
-                out[c.key()] = [
-                    p for k, v in held[c.key()] for p in grounding.missing_paths(k, v, known, tool, said)
-                ]
-        return out
 
     def _broken(self, calls: list[ToolCall]) -> dict[str, list[limits.Broken]]:
         box = self.env.toolbox
         schemas = {c.name: box[c.name].parameters for c in calls}
-        return limits.step_broken(calls, schemas, limits.users_words(self.trace.messages))
+        return limits.step_broken(calls, schemas, self.users_words())
+
+    def users_words(self) -> str:
+        """The user's requests as they typed them: without the resolved-dates line and the tools'
+        note the agent adds to a user turn (the trace's "user" events keep the typed text)."""
+        return "\n".join(e.data["text"] for e in self.trace.events if e.kind == "user")
 
     def _execute(self, call: ToolCall) -> str:
         tool = self.env.toolbox[call.name]
