@@ -16,6 +16,7 @@ from botpsy.eval.acebench_data import CATEGORIES, resolve_data
 from botpsy.eval.acebench_oracle import call_text, oracle_engine_for, parse_call_text
 from botpsy.eval.acebench_travel import Travel
 from botpsy.eval.acebench_user import FINISH, ScriptedUser
+from botpsy.protocol.messages import ToolCall
 from test_eval_acebench_data import SEEDS, items, write
 
 
@@ -108,6 +109,60 @@ def test_the_items_stated_time_is_the_agents_clock_for_relative_dates(checkout):
         ace.AceConfig(),
     )
     assert "(resolved:" not in engine.prompts[-1]
+
+
+TRANSCRIPT = (
+    "user: I need the weather.\n"
+    "system: Which city, and for how many days?\n"
+    "user: Paris, 3 days.\n"
+    "system: [weather_get(city='Paris', days=3)]\n"
+    "system: Sunny all three days.\n"
+    "- Highs: 24C\n"
+    "user: And Rome?\n"
+)
+
+
+def test_an_items_transcript_becomes_turns_and_its_last_user_message():
+    turns, last = ace.transcript_turns(TRANSCRIPT, {"weather_get"})
+    assert last == "And Rome?"
+    assert [(m.role, m.content) for m in turns] == [
+        ("user", "I need the weather."),
+        ("assistant", "Which city, and for how many days?"),
+        ("user", "Paris, 3 days."),
+        ("assistant", ""),
+        ("tool", "Sunny all three days.\n- Highs: 24C"),
+        ("assistant", "Sunny all three days.\n- Highs: 24C"),
+    ]
+    assert turns[3].tool_calls == [ToolCall("weather_get", {"city": "Paris", "days": 3})]
+    # a call list to a function the item lacks is the assistant's words, not a call
+    turns, _ = ace.transcript_turns(TRANSCRIPT, {"report_build"})
+    assert [m.role for m in turns] == ["user", "assistant", "user", "assistant"]
+    assert turns[-1].content.startswith("[weather_get(city='Paris', days=3)]\nSunny")
+    # a lone user line has no earlier turns
+    assert ace.transcript_turns("user: Weather in Paris?\n", set()) == ([], "Weather in Paris?")
+    with pytest.raises(ValueError, match="must end with the user's message"):
+        ace.transcript_turns("user: Hi\nsystem: Hello.\n", set())
+
+
+def test_a_multi_turn_item_reaches_the_model_as_turns(checkout):
+    """The model reads the earlier turns as the runtime renders a conversation (its own earlier
+    call and result included), not as a block of text inside one user message; only the item's
+    own step is judged and counted."""
+    item = dict(items()["normal_single_turn_single_function"][0][0])
+    item.update(question=TRANSCRIPT, time="")
+    engine = ScriptedEngine(["ok\n</think>\n\n" + CALL.format(city="Rome")])
+    truth = [{"weather_get": {"city": ["Rome"], "days": [3]}}]
+    r = ace.run_single(
+        "normal_multi_turn_user_adjust", {**item, "truth": truth}, engine, "m", ace.AceConfig()
+    )
+    assert r.ok, r.detail
+    prompt = engine.prompts[-1]
+    assert "The conversation so far" not in prompt
+    assert "<|im_start|>user\nParis, 3 days.<|im_end|>" in prompt
+    assert "<function=weather_get>\n<parameter=city>\nParis\n</parameter>" in prompt
+    assert "<tool_response>\nSunny all three days." in prompt
+    assert prompt.endswith("<|im_start|>user\nAnd Rome?<|im_end|>\n<|im_start|>assistant\n<think>\n")
+    assert r.assistant_turns == 1 and r.steps == 1
 
 
 def test_the_grounding_guard_holds_an_invented_number_and_keeps_the_model_alone_verdict(checkout):

@@ -24,6 +24,7 @@ With many tools installed, only the top-k relevant ones enter the prompt
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -153,6 +154,26 @@ def skip_shown(on_text: Callable[[str], None] | None, shown: str) -> Callable[[s
         seen = shown + " "  # skip no more
 
     return emit
+
+
+def _seed_problem(messages: list[Message]) -> str:
+    """Why `messages` cannot follow a conversation at rest as turns ("" when they can)."""
+    expect, owed = "user", 0  # at rest: a user message opens the next turn
+    for i, m in enumerate(messages):
+        if m.role != expect:
+            wanted = {"user": "a user message", "assistant": "an answer or a call", "tool": "a call's result"}
+            return f"message {i} is a {m.role!r} message where {wanted[expect]} must come"
+        if m.role == "user":
+            expect = "assistant"
+        elif m.role == "assistant":
+            owed = len(m.tool_calls)
+            expect = "tool" if owed else "user"
+        else:
+            owed -= 1
+            expect = "tool" if owed else "assistant"
+    if expect != "user":
+        return "the last message must be an answer"
+    return ""
 
 
 class Agent:
@@ -378,6 +399,44 @@ class Agent:
             cut = True
             self._emit("loop_guard", reason=reason, reasoning_tokens=used, budget=self._budget)
 
+    def _user_turn(self, user_text: str, later: str = "", **data: Any) -> str:
+        """The user's words as the model reads them (resolved dates, tools added later), kept in
+        the messages and as a "user" event; returns that text."""
+        reply = next((m.content for m in reversed(self.trace.messages) if m.role == "assistant"), "")
+        seen = dates.annotate(user_text, self.today, dates.answered_turn(self._last_user, reply)) + later
+        self._last_user = user_text
+        self.trace.messages.append(Message("user", seen))
+        self._emit("user", text=user_text, **data)
+        return seen
+
+    def seed(self, messages: list[Message]) -> None:
+        """Start from turns held elsewhere (an evaluation item's earlier turns, a client's history):
+        user, assistant and tool messages enter the trace and the model's ids as if this agent had
+        held them, rendered by the transcript's one construction (`Transcript.extend`), masked as
+        not generated. User words read as `send` reads them (their resolved dates; the guards
+        count them as the user's). The turns must read as a conversation: a user message after an
+        answer, each call's results right after it, and an answer last, so `send` opens the next turn.
+        """
+        last = self.trace.messages[-1] if self.trace.messages else Message("system")
+        if last.role not in ("system", "assistant") or last.tool_calls:
+            raise ValueError("seed needs a conversation at rest: its last message must be an answer")
+        problem = _seed_problem(messages)
+        if problem:
+            raise ValueError(f"these turns cannot seed a conversation: {problem}")
+        if self._system is not None:
+            self._retrieve_tools(" ".join(m.content for m in messages if m.role == "user"))
+        turns = []
+        for m in messages:
+            if m.role == "user":
+                m = Message("user", self._user_turn(m.content, seeded=True))
+            else:
+                m = copy.deepcopy(m)  # the trace never aliases the caller's messages
+                self.trace.messages.append(m)
+            turns.append(m)
+        self._after_completion = self.transcript.extend(
+            turns, self.fmt, self.config.thinking, self._after_completion, generated=False
+        )
+
     def send(self, user_text: str) -> Trace:
         """Add a user message and run until the model answers without calling a tool."""
         later = ""
@@ -387,11 +446,7 @@ class Agent:
             later = self._later_tools(user_text)
         self.trace.not_done = []
         self._data_held = []
-        reply = next((m.content for m in reversed(self.trace.messages) if m.role == "assistant"), "")
-        seen = dates.annotate(user_text, self.today, dates.answered_turn(self._last_user, reply)) + later
-        self._last_user = user_text
-        self.trace.messages.append(Message("user", seen))
-        self._emit("user", text=user_text)
+        seen = self._user_turn(user_text, later)
         self._make_room(seen)
         self._open_turn(self.fmt.user(seen), request=True)
         if self.config.capabilities_by_code and is_capability_question(user_text):

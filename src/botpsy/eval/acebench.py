@@ -39,7 +39,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -57,13 +57,13 @@ from botpsy.eval.acebench_data import (
     load_category,
     sample_items,
 )
-from botpsy.eval.acebench_oracle import call_text
+from botpsy.eval.acebench_oracle import call_text, parse_call_text
 from botpsy.eval.acebench_travel import Travel
 from botpsy.eval.acebench_user import FINISH, UserSimulator
 from botpsy.eval.bfcl import BfclFormat, decode_for_checker
 from botpsy.eval.runs import ItemResult, ResultCache, failure_counts, run_items, token_counter, trace_figures
 from botpsy.protocol.formats import THINK_CLOSE
-from botpsy.protocol.messages import Trace
+from botpsy.protocol.messages import Message, ToolCall, Trace
 from botpsy.tools.base import Toolbox
 
 AGENT_STEPS = 20  # model steps per user turn (ACEBench: 40 messages, calls and results alternating)
@@ -120,12 +120,51 @@ def system_prompt(category: str, item: dict[str, Any]) -> str:
     return "\n\n".join(parts)
 
 
-def user_text(question: str) -> str:
-    """An item's transcript as the user's message: a lone user turn as it is, else the transcript."""
-    turns = [t for t in question.strip().split("\n") if t.strip()]
-    if len(turns) == 1 and turns[0].startswith("user:"):
-        return turns[0][len("user:") :].strip()
-    return "The conversation so far:\n" + "\n".join(turns) + "\n\nAct on the user's last message."
+_SPEAKER = re.compile(r"(user|system):\s?")
+
+
+def transcript_turns(question: str, functions: set[str]) -> tuple[list[Message], str]:
+    """An item's transcript as the earlier turns and the user's last message, for `Agent.seed`
+    and `Agent.send`: a conversation the model reads as the runtime renders one, not a block of
+    text. ACEBench writes it as "user: …" and "system: …" lines (a line without a speaker goes
+    on the one above). A "system:" line that is a call list (`[f(a=1)]`) to the item's functions
+    is the assistant's call, and the "system:" line after it is what it returned, as the call's
+    result and as the assistant's answer (the user read it); any other "system:" line is the
+    assistant's words. Lines by one speaker in a row are one message."""
+    said: list[list[str]] = []  # [speaker, text]
+    for line in question.strip().split("\n"):
+        m = _SPEAKER.match(line)
+        if m and (not said or said[-1][0] != m.group(1)):
+            said.append([m.group(1), line[m.end() :]])
+        elif said:
+            said[-1][1] += "\n" + (line[m.end() :] if m else line)
+        elif line.strip():
+            said.append(["user", line])
+    if not said or said[-1][0] != "user":
+        raise ValueError("an ACEBench transcript must end with the user's message")
+    turns: list[Message] = []
+    for speaker, text in said[:-1]:
+        text = text.strip()
+        if speaker == "user":
+            turns.append(Message("user", text))
+            continue
+        calls, answer = _call_line(text, functions)
+        if calls:
+            turns.append(Message("assistant", tool_calls=calls))
+            turns += [Message("tool", answer, name=c.name) for c in calls]
+        turns.append(Message("assistant", answer))
+    return turns, said[-1][1].strip()
+
+
+def _call_line(text: str, functions: set[str]) -> tuple[list[ToolCall], str]:
+    """(the calls of a run's first line when it is a call list to known functions, the rest)."""
+    first, _, rest = text.partition("\n")
+    if not (first.strip().startswith("[") and first.strip().endswith("]")):
+        return [], text
+    calls = parse_call_text(first)
+    if not calls or any(c.name not in functions for c in calls):
+        return [], text
+    return calls, rest.strip()
 
 
 class StubEnv:
@@ -207,7 +246,11 @@ def run_single(
     # dates line then reads "tomorrow" as the item's answer does (the system text states it too).
     today = stated_date(str(item.get("time") or ""))
     agent = _agent(engine, StubEnv(item), system_prompt(category, item), config, 1, today)
-    trace = agent.send(user_text(item["question"]))
+    earlier, last = transcript_turns(item["question"], set(agent.tools))
+    agent.seed(earlier)
+    start = len(agent.trace.messages)
+    # The item's own turn: the seeded turns are the item's, not the agent's answer or figures.
+    trace = replace(agent.send(last), messages=agent.trace.messages[start:])
     _raise_on_error(trace)
     step = next((e for e in trace.events if e.kind == "model"), None)
     calls = decode_for_checker(step.data["text"], agent.fmt, agent.tools, config.thinking) if step else []

@@ -113,23 +113,37 @@ class Transcript:
         system_text = messages[0].content if messages and messages[0].role == "system" else ""
         rest = messages[1:] if messages and messages[0].role == "system" else messages
         t.add(fmt.system(tools, system_text), "system")
-        after_completion, i = False, 0
-        while i < len(rest):
-            m = rest[i]
+        t.extend(rest, fmt, thinking=True, after_completion=False, generated=True)
+        return t
+
+    def extend(
+        self,
+        messages: list[Message],
+        fmt: ChatFormat,
+        thinking: bool,
+        after_completion: bool,
+        generated: bool,
+    ) -> bool:
+        """Append user, assistant and tool messages as turns: each user message or run of tool
+        results opened as a turn (`open_turn`), each assistant message a completion, masked as
+        `generated`. Returns whether the last block is a completion (the next turn's separator)."""
+        i = 0
+        while i < len(messages):
+            m = messages[i]
             if m.role == "assistant":
-                t.add(fmt.completion(m, True), "completion", generated=True)
+                self.add(fmt.completion(m, thinking), "completion", generated=generated)
                 after_completion, i = True, i + 1
                 continue
             if m.role == "user":
                 block, kind, i = fmt.user(m.content), "request", i + 1
             elif m.role == "tool":
                 results = []
-                while i < len(rest) and rest[i].role == "tool":
-                    results.append(rest[i].content)
+                while i < len(messages) and messages[i].role == "tool":
+                    results.append(messages[i].content)
                     i += 1
                 block, kind = fmt.tool_results(results), "results"
             else:
                 raise ValueError(f"a {m.role!r} message can only come first")
-            t.open_turn(fmt, block, kind, True, after_completion)
+            self.open_turn(fmt, block, kind, thinking, after_completion)
             after_completion = False
-        return t
+        return after_completion
