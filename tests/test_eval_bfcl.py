@@ -295,3 +295,27 @@ def test_aggregate_follows_the_leaderboard():
     expected = (10 * 0.875 + 10 * 0.75 + 10 * 0.7) / 30
     assert agg["overall"] == pytest.approx(expected)
     assert agg["overall_leaderboard"] == pytest.approx((10 * 0.875 + 10 * 0.75 + 10 * 0.7) / 100)
+
+
+def test_a_turns_earlier_messages_are_seeded_as_turns():
+    """live_irrelevance has turns holding an earlier exchange: it reaches the model as turns (one
+    message per run of a role), and a turn opening with the assistant's words keeps them as text."""
+    from botpsy.protocol.messages import Message
+
+    turn = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Hi"},
+        {"role": "user", "content": "I need a cab"},
+        {"role": "assistant", "content": "Where to?"},
+        {"role": "user", "content": "The airport"},
+    ]
+    system, earlier, last = bfcl._question_turns(turn)
+    assert (system, last) == ("Be brief.", "The airport")
+    assert earlier == [Message("user", "Hi\nI need a cab"), Message("assistant", "Where to?")]
+    engine = ScriptedEngine(["ok\n</think>\n\nNo tool fits."])
+    agent = bfcl.Agent(engine, bfcl.StubEnv([]), system)
+    agent.seed(earlier)
+    agent.send(last)
+    assert "<|im_start|>assistant\n<think>\n\n</think>\n\nWhere to?<|im_end|>" in engine.prompts[0]
+    _, earlier, last = bfcl._question_turns(turn[3:])
+    assert earlier == [] and last == "Earlier in this conversation:\nassistant: Where to?\n\nNow: The airport"

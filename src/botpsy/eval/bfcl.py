@@ -43,7 +43,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -105,17 +105,26 @@ class ApiEnv:
 # ---- running one item ----------------------------------------------------------------------------
 
 
-def _question_text(turn: list[dict[str, Any]]) -> tuple[str, str]:
-    """(system text, user text) of one BFCL turn; earlier turns become a transcript."""
+def _question_turns(turn: list[dict[str, Any]]) -> tuple[str, list[Message], str]:
+    """(system text, earlier turns, the user's last message) of one BFCL turn. Earlier user and
+    assistant messages are turns for `Agent.seed`, as the runtime renders a conversation; messages
+    by one role in a row are one message. A turn that opens with the assistant's words, which no
+    runtime conversation does, keeps them as text before the user's message."""
     system = "\n\n".join(m["content"] for m in turn if m["role"] == "system")
-    rest = [m for m in turn if m["role"] != "system"]
-    if not rest:
-        return system, ""
-    last = rest[-1]["content"]
-    if len(rest) > 1:
-        history = "\n".join(f"{m['role']}: {m['content']}" for m in rest[:-1])
-        last = f"Earlier in this conversation:\n{history}\n\nNow: {last}"
-    return system, last
+    runs: list[Message] = []
+    for m in turn:
+        if m["role"] == "system":
+            continue
+        if runs and runs[-1].role == m["role"]:
+            runs[-1].content += "\n" + m["content"]
+        else:
+            runs.append(Message(m["role"], m["content"]))
+    if not runs:
+        return system, [], ""
+    if runs[0].role != "user" or runs[-1].role != "user":
+        history = "\n".join(f"{m.role}: {m.content}" for m in runs[:-1])
+        return system, [], f"Earlier in this conversation:\n{history}\n\nNow: {runs[-1].content}"
+    return system, runs[:-1], runs[-1].content
 
 
 class BfclFormat(ChatFormat):
@@ -211,7 +220,7 @@ def run_item(
     count = token_counter(engine)
     if category in MULTI_TURN:
         return _run_multi_turn(category, entry, engine, worker, model, config, count)
-    system, user = _question_text(entry["question"][0])
+    system, earlier, user = _question_turns(entry["question"][0])
     agent = Agent(
         engine,
         StubEnv(bfcl_tools(entry["function"])),
@@ -227,7 +236,10 @@ def run_item(
         ),
     )
     agent.fmt = BfclFormat(engine.chat_format.name)
-    trace = agent.send(user)
+    agent.seed(earlier)
+    start = len(agent.trace.messages)
+    # The item's own turn: the seeded turns are the item's, not the agent's answer or figures.
+    trace = replace(agent.send(user), messages=agent.trace.messages[start:])
     if trace.stopped == "error":
         raise EngineError(
             next((e.data["message"] for e in trace.events if e.kind == "error"), "backend error")
@@ -309,7 +321,8 @@ def _run_multi_turn(
                 listing = "\n".join(json.dumps(tool.schema(), ensure_ascii=False) for tool in added)
                 user = f"<tools>\n{listing}\n</tools>\n{ADDED_FUNCTIONS_PROMPT}"
             else:
-                _, user = _question_text(turn)
+                _, earlier, user = _question_turns(turn)
+                agent.seed(earlier)
             start = len(agent.trace.messages)
             trace = agent.send(user)
             output.append(
