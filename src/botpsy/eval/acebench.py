@@ -21,6 +21,10 @@ Where botpsy differs from ACEBench's own inference, on purpose:
   agent's structured outcomes on special items — a guard's hold, the model's decline — are
   written in the reply forms ACEBench's prompt asks for (`reply_form`), and each row keeps the
   verdict on the agent's own words beside it (`words_ok`);
+* an item whose question is a transcript ("user: …", "system: …" lines: the normal multi-turn
+  categories, 33 similar_api and 20 atom_bool items) reaches the model as the turns the runtime
+  renders, its earlier calls and their results included (`transcript_turns`, `Agent.seed`), where
+  ACEBench's inference pastes the transcript into one message;
 * normal and special items get one model step (ACEBench asks for one reply); the agent's
   guards run (grounding, limits), and a call they hold counts as no call (`model_ok` keeps the
   model alone);
@@ -260,17 +264,16 @@ def run_single(
         model_text = call_text(calls) if calls else answer
         words = answer if held else model_text
         form = reply_form(trace)
-        verdict, alone = (
-            checker.special_check(category, form or words, item["truth"]),
-            checker.special_check(category, model_text, item["truth"]),
-        )
         # The agent's own words judged too: what the score is without the reply forms.
+        on_words = checker.special_check(category, words, item["truth"])
+        verdict = checker.special_check(category, form, item["truth"]) if form else on_words
+        alone = checker.special_check(category, model_text, item["truth"])
         detail = {
             "output": (form or words)[:300],
             "model_called": bool(calls),
             "calls": calls,
             "form": bool(form),
-            "words_ok": bool(checker.special_check(category, words, item["truth"])["valid"]),
+            "words_ok": bool(on_words["valid"]),
             "reasoning": (step.data["text"].split(THINK_CLOSE)[0] if step else "")[:200],
         }
     else:
