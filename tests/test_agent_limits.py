@@ -162,3 +162,35 @@ def test_a_value_the_user_gave_and_one_nobody_gave_are_both_said_in_one_reply(tm
         "I don't have the weeks for volatility: you haven't said, and I won't guess. What should I use?"
     )
     assert [e.kind for e in trace.events if "guard" in e.kind] == ["limits_guard", "grounding_guard"]
+
+
+def test_spaces_the_model_put_around_a_value_that_alone_break_a_limit_are_taken_off():
+    calls = [
+        ToolCall(
+            "volatility", {"ticker": " AAPL", "day": "2023-01-01 ", "tags": [" ab "], "where": {"lat": 1}}
+        ),
+        ToolCall("volatility", {"ticker": " aapl", "day": "12-Feb-2021 "}),
+    ]
+    trimmed = limits.trim(calls, {"volatility": STOCK})
+    assert trimmed == ["ticker", "day"]  # " ab " breaks no limit: a text's own spaces stay
+    assert calls[0].arguments == {
+        "ticker": "AAPL",
+        "day": "2023-01-01",
+        "tags": [" ab "],
+        "where": {"lat": 1},
+    }
+    # padding that is not all that is wrong stays, for the guard to say what is
+    assert calls[1].arguments == {"ticker": " aapl", "day": "12-Feb-2021 "}
+
+
+def test_a_padded_copy_of_the_users_value_runs_instead_of_being_refused(tmp_path):
+    """The user wrote 2023-01-01; the model copied it with a space after. The value the user gave
+    is a date, so telling them it is not one would be false: the call runs with the value inside."""
+    _, agent = _agent(tmp_path, [_call(ticker="GOOG", day="2023-01-01 "), "ok\n</think>\n\n21%."])
+    trace = agent.send("How volatile was GOOG up to 2023-01-01?")
+    assert RAN == [{"ticker": "GOOG", "day": "2023-01-01"}] and trace.final_answer == "21%."
+    assert not [e for e in trace.events if e.kind.startswith("limits")]
+    # the switch that turns the guard off leaves the call as written
+    _, agent = _agent(tmp_path, [_call(ticker="GOOG", day="2023-01-01 ")], limits_guard=False)
+    agent.send("How volatile was GOOG up to 2023-01-01?")
+    assert RAN == [{"ticker": "GOOG", "day": "2023-01-01 "}]

@@ -140,6 +140,37 @@ def _breaks(call: ToolCall, parameters: dict[str, Any]) -> list[tuple[str, Any, 
     return [found for key, value in call.arguments.items() for found in _walk(value, props.get(key), key)]
 
 
+def trim(calls: list[ToolCall], schemas: dict[str, dict[str, Any]]) -> list[str]:
+    """Take off the spaces around a text value where they alone break a limit of its tool
+    ("2023-01-01 " for a date, " AAPL" for ^[A-Z]+$): the model padded the value it meant, and
+    nobody wrote the padding, so the call runs with the value inside. Changes the calls in place;
+    returns the paths trimmed. Any other broken value stays for `step_broken`."""
+    out: list[str] = []
+    for c in calls:
+        props = schemas.get(c.name, {}).get("properties")
+        if isinstance(props, dict):
+            for key, value in c.arguments.items():
+                c.arguments[key] = _trimmed(value, props.get(key), key, out)
+    return out
+
+
+def _trimmed(value: Any, schema: Any, path: str, out: list[str]) -> Any:
+    if not isinstance(schema, dict):
+        return value
+    if isinstance(value, str):
+        limits = declared_limits(schema)
+        inner = value.strip()
+        if limits and inner != value and _first_broken(limits, value) and not _first_broken(limits, inner):
+            out.append(path)
+            return inner
+        return value
+    if isinstance(value, dict) and isinstance(schema.get("properties"), dict):
+        return {k: _trimmed(v, schema["properties"].get(k), f"{path}.{k}", out) for k, v in value.items()}
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [_trimmed(v, schema["items"], f"{path}[{i}]", out) for i, v in enumerate(value)]
+    return value
+
+
 # The quotes and the sentence's punctuation around a value the user wrote, not part of it.
 _AROUND = "\"'“”‘’`.,;:!?()[]{}<>"
 _QUOTES = "\"'“”‘’`"  # a value's run ends at a quote: Goog in "Goog's" and in "'Goog'"

@@ -504,6 +504,8 @@ class Agent:
                 self.trace.stopped = "token_cap" if stop == "length" else "answer"
                 self.trace.not_done = undone
                 return self.trace
+            if self.config.limits_guard:
+                limits.trim(parsed.calls, self._schemas(parsed.calls))  # before any guard keys a call
             held = self._ungrounded(parsed.calls) if self.config.grounding_guard else {}
             broke = self._broken(parsed.calls) if self.config.limits_guard else {}
             if held or limits.any_users(broke):
@@ -600,10 +602,11 @@ class Agent:
             paths=held.paths,
         )
 
+    def _schemas(self, calls: list[ToolCall]) -> dict[str, dict[str, Any]]:
+        return {c.name: self.env.toolbox[c.name].parameters for c in calls}
+
     def _broken(self, calls: list[ToolCall]) -> dict[str, list[limits.Broken]]:
-        box = self.env.toolbox
-        schemas = {c.name: box[c.name].parameters for c in calls}
-        return limits.step_broken(calls, schemas, self.users_words())
+        return limits.step_broken(calls, self._schemas(calls), self.users_words())
 
     def users_words(self) -> str:
         """The user's requests as they typed them: without the resolved-dates line and the tools'
