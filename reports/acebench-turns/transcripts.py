@@ -4,7 +4,7 @@ paired measure of `Agent.seed` (earlier turns as turns) against the transcript i
     OMP_NUM_THREADS=1 python reports/acebench-turns/transcripts.py ACEBench OUT.jsonl [CONVERSATIONS]
 
 Runs every item with a "system:" line in normal_similar_api and normal_atom_bool, and the first
-CONVERSATIONS conversations (default 12) of each normal multi-turn category, with the `embedded`
+CONVERSATIONS conversations (default 6) of each normal multi-turn category, with the `embedded`
 model on one llama.cpp thread, the CLI's defaults otherwise. Resumable: ids already in OUT are
 skipped. Run it from a checkout of the commit to measure (`PYTHONPATH=that/src`); the rows say which
 harness ran (`seeded`: whether `Agent.seed` exists).
@@ -22,10 +22,10 @@ from botpsy.eval.acebench import AceConfig, run_single
 from botpsy.eval.acebench_data import conversation, load_category, resolve_data
 
 CATEGORIES = (
-    "normal_similar_api",
-    "normal_atom_bool",
     "normal_multi_turn_user_adjust",
     "normal_multi_turn_user_switch",
+    "normal_similar_api",
+    "normal_atom_bool",
 )
 
 
@@ -40,7 +40,7 @@ def items(data: Path, conversations: int) -> list[tuple[str, dict]]:
     return out
 
 
-def main(checkout: str, out: str, conversations: int = 12) -> None:
+def main(checkout: str, out: str, conversations: int = 6) -> None:
     data, _ = resolve_data(checkout)
     done = set()
     path = Path(out)

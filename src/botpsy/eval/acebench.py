@@ -21,8 +21,8 @@ Where botpsy differs from ACEBench's own inference, on purpose:
   agent's structured outcomes on special items — a guard's hold, the model's decline — are
   written in the reply forms ACEBench's prompt asks for (`reply_form`), and each row keeps the
   verdict on the agent's own words beside it (`words_ok`);
-* an item whose question is a transcript ("user: …", "system: …" lines: the normal multi-turn
-  categories, 33 similar_api and 20 atom_bool items) reaches the model as the turns the runtime
+* an item whose question is a transcript ("user: …", "system: …" lines: 423 of the 823 English
+  normal items, 214 of them multi-turn, 176 atom, 33 similar_api) reaches the model as the turns the runtime
   renders, its earlier calls and their results included (`transcript_turns`, `Agent.seed`), where
   ACEBench's inference pastes the transcript into one message;
 * normal and special items get one model step (ACEBench asks for one reply); the agent's
