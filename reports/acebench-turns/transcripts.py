@@ -1,10 +1,11 @@
 """ACEBench's normal items whose question is a transcript, run through the agent one by one: the
 paired measure of `Agent.seed` (earlier turns as turns) against the transcript in one message.
 
-    OMP_NUM_THREADS=1 python reports/acebench-turns/transcripts.py ACEBench OUT.jsonl [CONVERSATIONS]
+    OMP_NUM_THREADS=1 python reports/acebench-turns/transcripts.py ACEBench OUT.jsonl [CONVERSATIONS [CATEGORY,…]]
 
-Runs every item with a "system:" line in normal_similar_api and normal_atom_bool, and the first
-CONVERSATIONS conversations (default 6) of each normal multi-turn category, with the `embedded`
+Runs every item with a "system:" line in normal_similar_api and normal_atom_bool (or the categories
+named), and the first CONVERSATIONS conversations (default 6) of each normal multi-turn category
+named, with the `embedded`
 model on one llama.cpp thread, the CLI's defaults otherwise. Resumable: ids already in OUT are
 skipped. Run it from a checkout of the commit to measure (`PYTHONPATH=that/src`); the rows say which
 harness ran (`seeded`: whether `Agent.seed` exists).
@@ -29,9 +30,9 @@ CATEGORIES = (
 )
 
 
-def items(data: Path, conversations: int) -> list[tuple[str, dict]]:
+def items(data: Path, conversations: int, categories: tuple[str, ...] = CATEGORIES) -> list[tuple[str, dict]]:
     out = []
-    for category in CATEGORIES:
+    for category in categories:
         rows = [it for it in load_category(data, category) if "system:" in it["question"]]
         if "multi_turn" in category:
             keep = list(dict.fromkeys(conversation(it["id"]) for it in rows))[:conversations]
@@ -40,7 +41,7 @@ def items(data: Path, conversations: int) -> list[tuple[str, dict]]:
     return out
 
 
-def main(checkout: str, out: str, conversations: int = 6) -> None:
+def main(checkout: str, out: str, conversations: int = 6, categories: tuple[str, ...] = CATEGORIES) -> None:
     data, _ = resolve_data(checkout)
     done = set()
     path = Path(out)
@@ -48,7 +49,7 @@ def main(checkout: str, out: str, conversations: int = 6) -> None:
         done = {json.loads(line)["id"] for line in path.read_text().splitlines() if line.strip()}
     engine = load_engine(resolve_backend("embedded", "auto"), n_ctx=8192, n_threads=1)  # the CLI's window
     seeded = hasattr(Agent, "seed")
-    todo = [(c, it) for c, it in items(data, conversations) if it["id"] not in done]
+    todo = [(c, it) for c, it in items(data, conversations, categories) if it["id"] not in done]
     print(f"{len(todo)} items to run ({len(done)} done), seeded={seeded}", flush=True)
     with path.open("a") as f:
         for category, item in todo:
@@ -59,4 +60,5 @@ def main(checkout: str, out: str, conversations: int = 6) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], *(int(x) for x in sys.argv[3:4]))
+    named = tuple(sys.argv[4].split(",")) if len(sys.argv) > 4 else CATEGORIES
+    main(sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 6, named)
