@@ -132,3 +132,27 @@ def test_seeding_after_an_answer_continues_the_conversation(tmp_path):
     agent.seed([Message("user", "Remember 19"), Message("assistant", "Noted.")])
     agent.send("Thanks")
     assert "Hello.<|im_end|>\n<|im_start|>user\nRemember 19<|im_end|>" in eng.prompts[1]
+
+
+def test_no_turns_change_nothing_and_retrieval_waits_for_the_request(tmp_path):
+    """Under tool retrieval the first request picks the tools the prompt shows: seeding no turns
+    must not pick them for an empty request."""
+    eng = ScriptedEngine(["ok\n</think>\n\nDone."])
+    ws = Workspace(tmp_path, suites=["calendar", "notes"])
+    agent = Agent(eng, ws, "sys", AgentConfig(tool_top_k=2))
+    agent.seed([])
+    assert agent.trace.token_ids == [] and len(agent.trace.messages) == 1
+    agent.send("Add a note saying buy milk")
+    (ev,) = [e for e in agent.trace.events if e.kind == "tool_retrieval"]
+    assert any("note" in name for name in ev.data["tools"]), ev.data
+
+
+def test_seeded_turns_under_retrieval_pick_the_tools_their_user_asked_for(tmp_path):
+    eng = ScriptedEngine(["ok\n</think>\n\nDone."])
+    ws = Workspace(tmp_path, suites=["calendar", "notes"])
+    agent = Agent(eng, ws, "sys", AgentConfig(tool_top_k=2))
+    agent.seed([Message("user", "Add a note saying buy milk"), Message("assistant", "Which notebook?")])
+    agent.send("The default one")
+    ev = next(e for e in agent.trace.events if e.kind == "tool_retrieval")
+    assert not ev.data.get("later") and any("note" in name for name in ev.data["tools"]), ev.data
+    assert eng.prompts[0].index("<tools>") < eng.prompts[0].index("buy milk")

@@ -423,6 +423,8 @@ class Agent:
         problem = _seed_problem(messages)
         if problem:
             raise ValueError(f"these turns cannot seed a conversation: {problem}")
+        if not messages:
+            return  # nothing to enter; tool retrieval waits for the first request
         if self._system is not None:
             self._retrieve_tools(" ".join(m.content for m in messages if m.role == "user"))
         turns = []
