@@ -20,6 +20,9 @@ whole conversation again; there (`engine.cheap_rollback` False) the chunk is kep
 call continues, and the parser checks what the grammar could not hold.
 With many tools installed, only the top-k relevant ones enter the prompt
 (`agent.retrieval`), picked once per conversation so later turns keep the cached prefix.
+
+A conversation held elsewhere (an evaluation item's earlier turns) enters with `Agent.seed`, as
+the turns the runtime renders, before the next `send`.
 """
 
 from __future__ import annotations
