@@ -43,7 +43,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -65,7 +65,15 @@ from botpsy.eval.acebench_oracle import call_text, parse_call_text
 from botpsy.eval.acebench_travel import Travel
 from botpsy.eval.acebench_user import FINISH, UserSimulator
 from botpsy.eval.bfcl import BfclFormat, decode_for_checker
-from botpsy.eval.runs import ItemResult, ResultCache, failure_counts, run_items, token_counter, trace_figures
+from botpsy.eval.runs import (
+    ItemResult,
+    ResultCache,
+    failure_counts,
+    item_turn,
+    run_items,
+    token_counter,
+    trace_figures,
+)
 from botpsy.protocol.formats import THINK_CLOSE
 from botpsy.protocol.messages import Message, ToolCall, Trace
 from botpsy.tools.base import Toolbox
@@ -250,11 +258,7 @@ def run_single(
     # dates line then reads "tomorrow" as the item's answer does (the system text states it too).
     today = stated_date(str(item.get("time") or ""))
     agent = _agent(engine, StubEnv(item), system_prompt(category, item), config, 1, today)
-    earlier, last = transcript_turns(item["question"], set(agent.tools))
-    agent.seed(earlier)
-    start = len(agent.trace.messages)
-    # The item's own turn: the seeded turns are the item's, not the agent's answer or figures.
-    trace = replace(agent.send(last), messages=agent.trace.messages[start:])
+    trace = item_turn(agent, *transcript_turns(item["question"], set(agent.tools)))
     _raise_on_error(trace)
     step = next((e for e in trace.events if e.kind == "model"), None)
     calls = decode_for_checker(step.data["text"], agent.fmt, agent.tools, config.thinking) if step else []

@@ -43,7 +43,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +65,7 @@ from botpsy.eval.runs import (
     ItemResult,
     ResultCache,
     failure_counts,
+    item_turn,
     run_items,
     sample,
     token_counter,
@@ -236,10 +237,7 @@ def run_item(
         ),
     )
     agent.fmt = BfclFormat(engine.chat_format.name)
-    agent.seed(earlier)
-    start = len(agent.trace.messages)
-    # The item's own turn: the seeded turns are the item's, not the agent's answer or figures.
-    trace = replace(agent.send(user), messages=agent.trace.messages[start:])
+    trace = item_turn(agent, earlier, user)
     if trace.stopped == "error":
         raise EngineError(
             next((e.data["message"] for e in trace.events if e.kind == "error"), "backend error")
@@ -319,15 +317,11 @@ def _run_multi_turn(
             if str(t) in missed:
                 added = bfcl_tools(missed[str(t)])
                 listing = "\n".join(json.dumps(tool.schema(), ensure_ascii=False) for tool in added)
-                user = f"<tools>\n{listing}\n</tools>\n{ADDED_FUNCTIONS_PROMPT}"
+                earlier, user = [], f"<tools>\n{listing}\n</tools>\n{ADDED_FUNCTIONS_PROMPT}"
             else:
                 _, earlier, user = _question_turns(turn)
-                agent.seed(earlier)
-            start = len(agent.trace.messages)
-            trace = agent.send(user)
-            output.append(
-                [_decoded(m) for m in trace.messages[start:] if m.role == "assistant" and m.tool_calls]
-            )
+            trace = item_turn(agent, earlier, user)
+            output.append([_decoded(m) for m in trace.messages if m.role == "assistant" and m.tool_calls])
             if trace.stopped == "error":
                 raise EngineError(
                     next(

@@ -18,13 +18,13 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from botpsy.agent.detectors import reasoning_loop
 from botpsy.engine.base import Engine
-from botpsy.protocol.messages import Trace
+from botpsy.protocol.messages import Message, Trace
 
 
 @dataclass
@@ -96,6 +96,16 @@ def trace_figures(trace: Trace, count_tokens: Callable[[str], int]) -> dict[str,
         "reasoning_loop": any(reasoning_loop(r) for r in reasoning),
         "stopped": trace.stopped,
     }
+
+
+def item_turn(agent: Any, earlier: list[Message], text: str) -> Trace:
+    """An item's turn on `agent` (`agent.loop.Agent`): the item's earlier turns seeded as turns
+    (`Agent.seed`), then `text` sent. The trace returned holds only this turn's messages, from the
+    user's message on: the seeded turns and any before them are not the agent's answer, calls or
+    figures for this turn; events, timings and ids stay the whole conversation's."""
+    agent.seed(earlier)
+    start = len(agent.trace.messages)
+    return replace(agent.send(text), messages=agent.trace.messages[start:])
 
 
 def token_counter(engine: Engine) -> Callable[[str], int]:
